@@ -1,0 +1,381 @@
+package throttle
+
+import (
+	"errors"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Defaults applied by [NewBucket] to the zero fields of a [Config].
+const (
+	// DefaultMaxQueue is the number of waiters a bucket queues when
+	// Config.MaxQueue is zero.
+	DefaultMaxQueue = 1000
+	// DefaultMaxWait is the longest a caller waits when Config.MaxWait is zero.
+	DefaultMaxWait = time.Minute
+)
+
+// Errors returned when a bucket refuses a caller. They are returned wrapped,
+// with the figures that led to the refusal; match them with [errors.Is].
+var (
+	// ErrQueueFull: the wait queue already holds Config.MaxQueue waiters
+	// (or the bucket never queues, MaxQueue < 0) and the tokens are not there.
+	ErrQueueFull = errors.New("throttle: queue full")
+	// ErrWaitTooLong: the predicted wait exceeds Config.MaxWait or the context's
+	// deadline. When the deadline is the reason the error also matches
+	// [context.DeadlineExceeded].
+	ErrWaitTooLong = errors.New("throttle: wait too long")
+	// ErrExceedsBurst: WaitN asked for more tokens than the bucket can ever
+	// hold, so no wait would satisfy it.
+	ErrExceedsBurst = errors.New("throttle: n exceeds burst")
+)
+
+// Config describes a [Bucket]. Every zero field has a useful meaning.
+type Config struct {
+	// Limit is the steady rate in tokens (requests) per second.
+	// Zero means not known: the bucket learns it from the server (see
+	// [Bucket.Observe]); until it has, the bucket lets one request through and
+	// holds the rest for its answer. [rate.Inf] means no local limit: only the
+	// server's cooldowns hold callers back. When set, Limit is a ceiling that
+	// the server's headers may lower but never raise. Negative and NaN values
+	// are invalid; [NewBucket] treats them as zero.
+	Limit rate.Limit
+
+	// Burst is the bucket's capacity: the most tokens it holds, and so the most
+	// requests it admits at once. Zero means one second's worth of Limit,
+	// rounded up, and at least 1; with a learned limit, the burst is learned
+	// too. Negative values are treated as zero.
+	Burst int
+
+	// MaxQueue is how many callers may wait for tokens at once. Zero means
+	// [DefaultMaxQueue]; negative means that callers never wait: WaitN fails
+	// with [ErrQueueFull] whenever the tokens are not there at once.
+	MaxQueue int
+
+	// MaxWait is the longest a caller may wait for tokens. A caller whose
+	// predicted wait is longer is refused at once with [ErrWaitTooLong]. Zero
+	// means [DefaultMaxWait]; negative means no limit beyond the context's.
+	MaxWait time.Duration
+}
+
+// Validate reports the first invalid field of c, or nil. [NewBucket] accepts
+// any Config (it replaces invalid values as documented on each field); call
+// Validate to reject bad configuration instead.
+func (c Config) Validate() error {
+	switch {
+	case math.IsNaN(float64(c.Limit)) || c.Limit < 0:
+		return errors.New("throttle: Config.Limit must be >= 0 (0: learn it from the server)")
+	case c.Burst < 0:
+		return errors.New("throttle: Config.Burst must be >= 0 (0: one second's worth)")
+	}
+	return nil
+}
+
+// A Bucket admits requests at a steady rate with bursts, the way a token bucket
+// does: it holds up to Burst tokens, refilled at Limit tokens per second, and
+// each request takes one (AllowN and WaitN take n). Tokens are fractional and
+// are computed from the monotonic time elapsed since the last change; a bucket
+// runs no timers or goroutines of its own while nobody waits.
+//
+// Callers that cannot be admitted at once either give up ([Bucket.Allow]) or
+// queue ([Bucket.Wait]): the queue is strictly first-in first-out, bounded by
+// [Config.MaxQueue] and [Config.MaxWait], and Allow never overtakes it. The
+// waiting caller's own goroutine sleeps; cancelling its context removes it and
+// lets the callers behind it move up at once.
+//
+// The server's view overrides the local estimate: [Bucket.Observe] folds each
+// response's rate-limit headers into the bucket, lowering its tokens, learning
+// its rate, and imposing a cooldown on every caller after a 429.
+//
+// A Bucket is safe for concurrent use. Create one with [NewBucket]; the zero
+// value is not usable.
+type Bucket struct {
+	// fast is the lock-free state read and updated by Allow when nobody
+	// waits: the float64 bits of the theoretical arrival time (GCRA) in
+	// nanoseconds since epoch, the instant at which the bucket would be full
+	// again. When the mutex owns the state, fast holds slowPath and the state is
+	// in tat.
+	fast atomic.Uint64
+	// interval (nanoseconds per token, 0 for no limit) and tau (interval ×
+	// burst) as float64 bits, read by the lock-free path. They are only changed
+	// while fast holds slowPath, so a lock-free update whose inputs went stale
+	// fails its compare-and-swap.
+	interval atomic.Uint64
+	tau      atomic.Uint64
+
+	epoch time.Time // the origin of the bucket's clock; monotonic
+
+	mu sync.Mutex
+	// The fields below are guarded by mu.
+
+	tat      float64    // theoretical arrival time while fast == slowPath
+	limit    rate.Limit // current rate; rate.Inf: none
+	burst    int
+	auto     bool       // burst follows limit (Config.Burst was zero)
+	ceiling  rate.Limit // Config.Limit; 0 when learned
+	maxQueue int        // < 0: never queue
+	maxWait  float64    // nanoseconds; +Inf: none
+	hold     float64    // nothing is admitted before this instant (cooldown)
+	q        queue
+	timer    *time.Timer // wakes the queue's head; created on first use
+}
+
+// slowPath in Bucket.fast says that the mutex owns the state.
+const slowPath = ^uint64(0)
+
+// NewBucket returns a bucket configured by c, full: a new bucket admits Burst
+// requests at once. Invalid fields of c are replaced as documented on
+// [Config]; use [Config.Validate] to reject them instead.
+func NewBucket(c Config) *Bucket {
+	b := &Bucket{epoch: time.Now(), maxQueue: c.MaxQueue, maxWait: math.Inf(1)}
+	if b.maxQueue == 0 {
+		b.maxQueue = DefaultMaxQueue
+	}
+	switch {
+	case c.MaxWait == 0:
+		b.maxWait = float64(DefaultMaxWait)
+	case c.MaxWait > 0:
+		b.maxWait = float64(c.MaxWait)
+	}
+	limit := c.Limit
+	if math.IsNaN(float64(limit)) || limit < 0 {
+		limit = 0
+	}
+	b.ceiling = limit
+	if limit == 0 {
+		limit = rate.Inf // until adaptation learns it
+	}
+	b.limit = limit
+	b.burst = max(c.Burst, 0)
+	b.auto = b.burst == 0
+	b.tat = b.now() // full
+	b.applyParams()
+	b.fast.Store(math.Float64bits(b.tat))
+	return b
+}
+
+// defaultBurst is one second's worth of limit, at least 1.
+func defaultBurst(limit rate.Limit) int {
+	if limit == rate.Inf || limit >= math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return max(1, int(math.Ceil(float64(limit))))
+}
+
+// now returns the bucket's clock: nanoseconds since epoch, monotonic.
+func (b *Bucket) now() float64 { return float64(time.Since(b.epoch)) }
+
+// at converts an instant to the bucket's clock.
+func (b *Bucket) at(t time.Time) float64 { return float64(t.Sub(b.epoch)) }
+
+// Allow reports whether a request may happen now, and takes a token if so.
+// Allow is shorthand for AllowN(1).
+func (b *Bucket) Allow() bool { return b.AllowN(1) }
+
+// AllowN reports whether n requests may happen now, and takes n tokens if so.
+// It never takes tokens while callers are queued in Wait, nor during a
+// cooldown. AllowN(0) reports true; a negative n reports false.
+func (b *Bucket) AllowN(n int) bool {
+	if n <= 0 {
+		return n == 0
+	}
+	for {
+		w := b.fast.Load()
+		if w == slowPath {
+			return b.allowSlow(n)
+		}
+		iv := math.Float64frombits(b.interval.Load())
+		if iv == 0 {
+			return true
+		}
+		now := b.now()
+		next := max(math.Float64frombits(w), now) + float64(n)*iv
+		if next-now > math.Float64frombits(b.tau.Load()) {
+			return false
+		}
+		if b.fast.CompareAndSwap(w, math.Float64bits(next)) {
+			return true
+		}
+	}
+}
+
+func (b *Bucket) allowSlow(n int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.own()
+	defer b.release(now)
+	if b.q.len > 0 || now < b.hold {
+		return false
+	}
+	return b.take(now, n)
+}
+
+// own makes the mutex the owner of the state and returns the time. It
+// requires that b.mu is held; every own is paired with a release.
+func (b *Bucket) own() float64 {
+	if w := b.fast.Swap(slowPath); w != slowPath {
+		b.tat = math.Float64frombits(w)
+	}
+	return b.now()
+}
+
+// release hands the state back to the lock-free path when nothing needs the
+// mutex's judgement: nobody queued and no cooldown. It requires that b.mu is
+// held.
+func (b *Bucket) release(now float64) {
+	if b.q.len == 0 && now >= b.hold {
+		b.fast.Store(math.Float64bits(b.tat))
+	}
+}
+
+// applyParams publishes limit and burst to the lock-free path. It requires
+// that b.mu is held and the state owned, or that b is not yet shared.
+func (b *Bucket) applyParams() {
+	if b.auto {
+		b.burst = defaultBurst(b.limit)
+	}
+	iv := b.iv()
+	b.interval.Store(math.Float64bits(iv))
+	b.tau.Store(math.Float64bits(iv * float64(b.burst)))
+}
+
+// iv is the interval between tokens in nanoseconds, 0 for no limit.
+func (b *Bucket) iv() float64 {
+	if b.limit == rate.Inf {
+		return 0
+	}
+	if b.limit <= 0 {
+		return math.Inf(1)
+	}
+	return float64(time.Second) / float64(b.limit)
+}
+
+// tokensAt returns the tokens at now, which may be negative after a
+// correction. It requires that b.mu is held and the state owned.
+func (b *Bucket) tokensAt(now float64) float64 {
+	iv := b.iv()
+	if iv == 0 {
+		return float64(b.burst)
+	}
+	if math.IsInf(iv, 1) {
+		return 0
+	}
+	return min(float64(b.burst), float64(b.burst)-(b.tat-now)/iv)
+}
+
+// setTokens sets the tokens at now. It requires that b.mu is held and the
+// state owned.
+func (b *Bucket) setTokens(now, tokens float64) {
+	iv := b.iv()
+	if iv == 0 || math.IsInf(iv, 1) {
+		b.tat = now
+		return
+	}
+	b.tat = now + (float64(b.burst)-tokens)*iv
+}
+
+// take takes n tokens at now if they are there. It requires that b.mu is held
+// and the state owned.
+func (b *Bucket) take(now float64, n int) bool {
+	iv := b.iv()
+	if iv == 0 {
+		return true
+	}
+	if b.readyAt(now, n) > now+1 { // 1ns of slack absorbs the timer's rounding
+		return false
+	}
+	b.tat = max(b.tat, now) + float64(n)*iv
+	return true
+}
+
+// readyAt returns when the bucket will hold n tokens beyond those it holds
+// now, ignoring the cooldown: +Inf if never. It requires that b.mu is held and
+// the state owned.
+func (b *Bucket) readyAt(now float64, n int) float64 {
+	iv := b.iv()
+	switch {
+	case iv == 0:
+		return now
+	case math.IsInf(iv, 1):
+		return math.Inf(1)
+	}
+	return max(b.tat, now) - iv*float64(b.burst) + float64(n)*iv
+}
+
+// Tokens returns the number of tokens the bucket holds now. It is fractional,
+// and negative when the server has said that more requests were spent than
+// the bucket knew of. With no limit it returns the burst.
+func (b *Bucket) Tokens() float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.own()
+	defer b.release(now)
+	return b.tokensAt(now)
+}
+
+// Limit returns the bucket's current rate in tokens per second, [rate.Inf]
+// when it has none.
+func (b *Bucket) Limit() rate.Limit {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.limit
+}
+
+// Burst returns the bucket's current capacity.
+func (b *Bucket) Burst() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.burst
+}
+
+// SetLimit changes the rate to limit tokens per second, keeping the tokens the
+// bucket holds now. [rate.Inf] removes the local limit; a later finite limit
+// starts from a full bucket. Zero, negative and NaN limits are ignored.
+//
+// Callers queued in Wait are re-planned at the new rate: those whose wait now
+// exceeds their MaxWait or deadline fail with [ErrWaitTooLong] at once, the
+// others are woken at their new time.
+func (b *Bucket) SetLimit(limit rate.Limit) {
+	if !(limit > 0) {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.own()
+	b.setParams(now, limit, b.burst)
+	b.replan(now)
+	b.release(now)
+}
+
+// SetBurst changes the capacity, keeping the tokens the bucket holds now (at
+// most the new burst). Zero means the default for the current limit; negative
+// values are ignored. Queued callers are re-planned as for SetLimit; those
+// asking for more than the new burst fail with [ErrExceedsBurst].
+func (b *Bucket) SetBurst(burst int) {
+	if burst < 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.own()
+	b.auto = burst == 0
+	b.setParams(now, b.limit, burst)
+	b.replan(now)
+	b.release(now)
+}
+
+// setParams changes limit and burst, keeping the tokens. It requires that
+// b.mu is held and the state owned.
+func (b *Bucket) setParams(now float64, limit rate.Limit, burst int) {
+	tokens := b.tokensAt(now)
+	if b.limit == rate.Inf {
+		tokens = math.Inf(1) // a finite limit starts full
+	}
+	b.limit, b.burst = limit, burst
+	b.applyParams()
+	b.setTokens(now, min(tokens, float64(b.burst)))
+}

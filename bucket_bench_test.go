@@ -1,0 +1,145 @@
+package throttle
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// The Allow benchmarks run a bucket that always has tokens, so every call
+// admits; "peer" is golang.org/x/time/rate in the same configuration.
+
+func BenchmarkAllow(b *testing.B) {
+	b.Run("impl=throttle", func(b *testing.B) {
+		bk := NewBucket(Config{Limit: 1e9, Burst: 1e9})
+		b.ReportAllocs()
+		for b.Loop() {
+			bk.Allow()
+		}
+	})
+	b.Run("impl=xrate", func(b *testing.B) {
+		l := rate.NewLimiter(1e9, 1e9)
+		b.ReportAllocs()
+		for b.Loop() {
+			l.Allow()
+		}
+	})
+	b.Run("impl=timeNow", func(b *testing.B) { // the floor: one clock read
+		for b.Loop() {
+			_ = time.Now()
+		}
+	})
+}
+
+func BenchmarkAllowParallel(b *testing.B) {
+	b.Run("impl=throttle", func(b *testing.B) {
+		bk := NewBucket(Config{Limit: 1e9, Burst: 1e9})
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				bk.Allow()
+			}
+		})
+	})
+	b.Run("impl=xrate", func(b *testing.B) {
+		l := rate.NewLimiter(1e9, 1e9)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l.Allow()
+			}
+		})
+	})
+}
+
+// BenchmarkWait measures a Wait that finds its token at once, and one that
+// queues: at 1e5 tokens/s with a burst of 1, each Wait needs the token the
+// previous one took and sleeps about 10µs for it.
+func BenchmarkWait(b *testing.B) {
+	ctx := context.Background()
+	b.Run("case=immediate/impl=throttle", func(b *testing.B) {
+		bk := NewBucket(Config{Limit: 1e9, Burst: 1e9})
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = bk.Wait(ctx)
+		}
+	})
+	b.Run("case=immediate/impl=xrate", func(b *testing.B) {
+		l := rate.NewLimiter(1e9, 1e9)
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = l.Wait(ctx)
+		}
+	})
+	b.Run("case=queued/impl=throttle", func(b *testing.B) {
+		bk := NewBucket(Config{Limit: 1e5, Burst: 1})
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := bk.Wait(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("case=queued/impl=xrate", func(b *testing.B) {
+		l := rate.NewLimiter(1e5, 1)
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := l.Wait(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkQueue holds a queue of the given length and measures admitting
+// (and withdrawing) one more waiter: O(1), whatever the length. It also
+// reports the heap bytes each queued waiter costs the bucket (not counting
+// the waiting goroutine's own stack).
+func BenchmarkQueue(b *testing.B) {
+	for _, depth := range []int{10, 10000} {
+		b.Run(fmt.Sprintf("queued=%d", depth), func(b *testing.B) {
+			bk := NewBucket(Config{Limit: 1e-6, Burst: 1, MaxQueue: depth + 1, MaxWait: -1})
+			bk.Allow()
+			ctx := context.Background()
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			bk.mu.Lock()
+			now := bk.own()
+			for range depth {
+				if w, err := bk.enqueue(ctx, now, 1); err != nil || w == nil {
+					b.Fatal(err)
+				}
+			}
+			bk.release(now)
+			bk.mu.Unlock()
+			runtime.ReadMemStats(&after)
+			perWaiter := float64(after.TotalAlloc-before.TotalAlloc) / float64(depth)
+
+			b.ReportAllocs()
+			for b.Loop() {
+				bk.mu.Lock()
+				now := bk.own()
+				w, err := bk.enqueue(ctx, now, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				bk.q.remove(w)
+				bk.release(now)
+				bk.mu.Unlock()
+			}
+			b.ReportMetric(perWaiter, "heapB/waiter")
+
+			bk.mu.Lock()
+			bk.own()
+			for w := bk.q.head; w != nil; w = bk.q.head {
+				bk.finish(w, context.Canceled)
+			}
+			bk.mu.Unlock()
+		})
+	}
+}

@@ -1,0 +1,2 @@
+// Package throttle keeps a client inside a server's rate limit.
+package throttle

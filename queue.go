@@ -1,0 +1,238 @@
+package throttle
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// A waiter is a caller queued in WaitN. Its goroutine sleeps on ready, which
+// is closed once the waiter is done: granted its tokens (err nil) or refused.
+type waiter struct {
+	n          int
+	deadline   float64 // bucket clock; +Inf: none
+	byCtx      bool    // deadline is the context's, not MaxWait's
+	ready      chan struct{}
+	prev, next *waiter
+	done       bool
+	err        error
+}
+
+// queue is the FIFO of waiters, an intrusive doubly linked list so that
+// admission and cancellation cost O(1).
+type queue struct {
+	head, tail *waiter
+	len        int
+	tokens     int // sum of n over the queue
+}
+
+func (q *queue) push(w *waiter) {
+	w.prev = q.tail
+	if q.tail == nil {
+		q.head = w
+	} else {
+		q.tail.next = w
+	}
+	q.tail = w
+	q.len++
+	q.tokens += w.n
+}
+
+func (q *queue) remove(w *waiter) {
+	if w.prev == nil {
+		q.head = w.next
+	} else {
+		w.prev.next = w.next
+	}
+	if w.next == nil {
+		q.tail = w.prev
+	} else {
+		w.next.prev = w.prev
+	}
+	w.prev, w.next = nil, nil
+	q.len--
+	q.tokens -= w.n
+}
+
+// Wait blocks until a token is available and takes it. Wait is shorthand for
+// WaitN(ctx, 1).
+func (b *Bucket) Wait(ctx context.Context) error { return b.WaitN(ctx, 1) }
+
+// WaitN blocks until n tokens are available and takes them, or fails.
+//
+// Callers are served strictly in arrival order: a caller asking for many
+// tokens at the head of the queue is not overtaken by smaller requests behind
+// it. Admission is decided at once: WaitN fails without waiting with
+// [ErrQueueFull] when Config.MaxQueue callers already wait, with
+// [ErrWaitTooLong] when the predicted wait exceeds Config.MaxWait or ctx's
+// deadline, and with [ErrExceedsBurst] when n is more than the bucket holds.
+// If the bucket changes while the caller waits (new limit, a server
+// correction, a cooldown), the wait is re-planned and fails with
+// [ErrWaitTooLong] as soon as it can no longer end in time.
+//
+// If ctx ends first, the caller leaves the queue, any tokens granted to it are
+// returned to the bucket, and the error wraps ctx.Err(). WaitN(ctx, 0)
+// returns at once. A negative n is an error.
+func (b *Bucket) WaitN(ctx context.Context, n int) error {
+	if n < 0 {
+		return fmt.Errorf("throttle: WaitN: negative n (%d)", n)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("throttle: wait: %w", err)
+	}
+	if b.AllowN(n) {
+		return nil
+	}
+	b.mu.Lock()
+	now := b.own()
+	w, err := b.enqueue(ctx, now, n)
+	b.release(now)
+	b.mu.Unlock()
+	if w == nil {
+		return err
+	}
+	select {
+	case <-w.ready:
+		return w.err
+	case <-ctx.Done():
+		return b.cancel(ctx, w)
+	}
+}
+
+// enqueue admits a caller asking for n tokens: it grants them at once (nil,
+// nil), refuses (nil, err), or queues the caller. It requires that b.mu is
+// held and the state owned.
+func (b *Bucket) enqueue(ctx context.Context, now float64, n int) (*waiter, error) {
+	if b.q.len == 0 && now >= b.hold && b.take(now, n) {
+		return nil, nil
+	}
+	if b.iv() != 0 && n > b.burst {
+		return nil, fmt.Errorf("%w: %d tokens asked, burst is %d", ErrExceedsBurst, n, b.burst)
+	}
+	if b.maxQueue < 0 || b.q.len >= b.maxQueue {
+		return nil, fmt.Errorf("%w: %d callers waiting", ErrQueueFull, b.q.len)
+	}
+	deadline, byCtx := now+b.maxWait, false
+	if d, ok := ctx.Deadline(); ok {
+		if at := b.at(d); at < deadline {
+			deadline, byCtx = at, true
+		}
+	}
+	if at := b.planned(now, b.q.tokens+n); at > deadline {
+		return nil, tooLong(at-now, deadline-now, byCtx)
+	}
+	w := &waiter{n: n, deadline: deadline, byCtx: byCtx, ready: make(chan struct{})}
+	b.q.push(w)
+	if b.q.head == w {
+		b.arm(now)
+	}
+	return w, nil
+}
+
+// planned returns when a caller needing n tokens, counting those of the
+// callers ahead of it, will be served. It requires that b.mu is held and the
+// state owned.
+func (b *Bucket) planned(now float64, n int) float64 {
+	return max(b.hold, b.readyAt(now, n))
+}
+
+func tooLong(wait, allowed float64, byCtx bool) error {
+	need := time.Duration(min(wait, math.MaxInt64)).Round(time.Millisecond)
+	have := time.Duration(min(max(allowed, 0), math.MaxInt64)).Round(time.Millisecond)
+	if byCtx {
+		return fmt.Errorf("%w: need %v, context deadline in %v: %w", ErrWaitTooLong, need, have, context.DeadlineExceeded)
+	}
+	return fmt.Errorf("%w: need %v, MaxWait %v", ErrWaitTooLong, need, have)
+}
+
+// finish removes w from the queue and wakes it with err (nil: granted). It
+// requires that b.mu is held.
+func (b *Bucket) finish(w *waiter, err error) {
+	b.q.remove(w)
+	w.done, w.err = true, err
+	close(w.ready)
+}
+
+// dispatch serves the head of the queue for as long as the tokens are there,
+// then sets the timer for the next head. It requires that b.mu is held and the
+// state owned.
+func (b *Bucket) dispatch(now float64) {
+	for w := b.q.head; w != nil && now >= b.hold && b.take(now, w.n); w = b.q.head {
+		b.finish(w, nil)
+	}
+	b.arm(now)
+}
+
+// arm sets the bucket's timer to wake the queue at its head's planned time.
+// Only the head has a timer, so waking it does not wake everyone. It requires
+// that b.mu is held and the state owned.
+func (b *Bucket) arm(now float64) {
+	w := b.q.head
+	at := math.Inf(1)
+	if w != nil {
+		at = b.planned(now, w.n)
+	}
+	if math.IsInf(at, 1) {
+		if b.timer != nil {
+			b.timer.Stop()
+		}
+		return
+	}
+	d := time.Duration(math.Ceil(min(at-now, math.MaxInt64)))
+	if b.timer == nil {
+		b.timer = time.AfterFunc(d, b.wake)
+	} else {
+		b.timer.Reset(d)
+	}
+}
+
+// wake runs on the timer: it serves whoever is ready.
+func (b *Bucket) wake() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.own()
+	b.dispatch(now)
+	b.release(now)
+}
+
+// replan is called after the bucket changed under its queue. It refuses the
+// callers that can no longer be served within their deadline, in queue order
+// so that each one's removal moves those behind it up, then serves the head.
+// It requires that b.mu is held and the state owned.
+func (b *Bucket) replan(now float64) {
+	ahead := 0
+	for w := b.q.head; w != nil; {
+		next := w.next
+		if b.iv() != 0 && w.n > b.burst {
+			b.finish(w, fmt.Errorf("%w: %d tokens asked, burst is now %d", ErrExceedsBurst, w.n, b.burst))
+		} else if at := b.planned(now, ahead+w.n); at > w.deadline {
+			b.finish(w, tooLong(at-now, w.deadline-now, w.byCtx))
+		} else {
+			ahead += w.n
+		}
+		w = next
+	}
+	b.dispatch(now)
+}
+
+// cancel takes w out of the queue after its context ended. It requires that
+// b.mu is not held.
+func (b *Bucket) cancel(ctx context.Context, w *waiter) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.own()
+	defer b.release(now)
+	switch {
+	case !w.done:
+		b.q.remove(w)
+	case w.err != nil:
+		return w.err
+	default: // granted as the context ended: give the tokens back
+		if iv := b.iv(); iv != 0 && !math.IsInf(iv, 1) {
+			b.tat -= float64(w.n) * iv
+		}
+	}
+	b.dispatch(now)
+	return fmt.Errorf("throttle: wait: %w", ctx.Err())
+}
