@@ -1,0 +1,2030 @@
+package throttle
+
+import (
+	"cmp"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// A Quota is what one HTTP response says about the client's rate limit: the
+// number of quota units a window allows (Limit), the number left in the
+// current window (Remaining), when that window starts over (Reset), how long
+// to stay away before the next request (RetryAfter) and how long a window is
+// (Window). Units are requests unless Policy names another unit ("tokens",
+// "input-tokens", ...); counts may be fractional (Reddit reports "595.0").
+//
+// A field the response did not state holds its not-stated value: -1 for Limit
+// and Remaining (as http.Request.ContentLength uses -1), the zero time for
+// Reset, zero for RetryAfter and Window, and "" for Policy and Scope. Note
+// that the zero Quota is not "nothing stated": it states an exhausted quota
+// of zero.
+//
+// Reset is on the client's clock. A relative reset is added to the arrival
+// time passed to [ParseHeaders]; an absolute one is moved by the difference
+// between the response's Date header and that arrival time, so clock skew
+// between server and client does not shift it. Reset carries the location
+// and monotonic reading of the arrival time and is never before it.
+//
+// A Quota is a plain value with no methods that modify it; it is safe to copy
+// and to share between goroutines.
+type Quota struct {
+	Limit      float64       // quota units per window; -1 when the response did not say
+	Remaining  float64       // quota units left in this window; -1 when the response did not say; never above Limit
+	Reset      time.Time     // when the window resets; zero when the response did not say
+	RetryAfter time.Duration // wait before the next request; zero when the response did not say
+	Window     time.Duration // the policy's window length; zero when the response did not say
+
+	// Policy names the quota: the IETF policy name ("default", "burst"...),
+	// the quota family for OpenAI, Anthropic and Linear ("requests",
+	// "tokens", "input-tokens", "complexity"...), the Salesforce usage name
+	// ("api-usage"), the HubSpot limit ("daily", "secondly"), the GitLab
+	// RateLimit-Name or the Jira RateLimit-Reason; "" when unnamed.
+	Policy string
+
+	// Scope is the server-declared bucket the response belongs to: GitHub's
+	// X-RateLimit-Resource (core, search, graphql...) or Discord's
+	// X-RateLimit-Bucket; "" when not said.
+	Scope string
+}
+
+// Known reports whether the response stated anything at all about its rate
+// limit, that is whether any field of q differs from its not-stated value.
+func (q Quota) Known() bool {
+	return q.statesQuota() || q.RetryAfter > 0 || q.Policy != "" || q.Scope != ""
+}
+
+// statesQuota reports whether q states a count, a reset or a window: what
+// one dialect must say to be chosen over the dialects after it.
+func (q Quota) statesQuota() bool {
+	return q.Limit >= 0 || q.Remaining >= 0 || !q.Reset.IsZero() || q.Window > 0
+}
+
+// notStated is the value of Limit and Remaining when the response did not say.
+const notStated = -1
+
+func unknownQuota() Quota { return Quota{Limit: notStated, Remaining: notStated} }
+
+// Thresholds that tell the numeric forms of a reset apart and bound what is
+// believed.
+const (
+	// A bare reset number is an epoch when it lies within epochWindow of
+	// the response's own clock (its Date, else the arrival time): epoch
+	// milliseconds (Linear, OpenRouter) or epoch seconds (GitHub, X, Okta,
+	// Discord, GitLab). Any other number is delta seconds (IETF drafts,
+	// Reddit). Deciding against the clock rather than a fixed threshold
+	// keeps the rule right for clocks far from today's (a test's fake
+	// clock at 2000-01-01, say) and for deltas of any plausible size.
+	epochWindow = 10 * 365 * 24 * time.Hour
+	// pastTolerance is how far before the response's Date an absolute reset
+	// may lie and still mean "now": Date has one-second resolution, Jira
+	// sends minute-precision resets, and a response may sit briefly in a
+	// proxy. An earlier reset describes a window long gone and is ignored.
+	pastTolerance = 2 * time.Minute
+	// dateSanity bounds the skew we accept between the response's Date and
+	// the client's clock; a Date further off is garbage (or a response
+	// replayed from a cache) and absolute resets fall back to the client's
+	// clock.
+	dateSanity = 24 * time.Hour
+	// redditWindow is Reddit's documented 10-minute averaging window.
+	redditWindow = 10 * time.Minute
+	// maxQuotas bounds what one response can make ParseQuotas return, and
+	// maxMembers the members kept from one structured field: no real API
+	// states more, and a hostile megabyte of header must cost linear time.
+	maxQuotas  = 64
+	maxMembers = 32
+)
+
+// ParseHeaders reads the rate-limit headers of a response that arrived at
+// now and returns the request-count quota they describe. Fields the response
+// does not state hold their not-stated values (see [Quota]); ParseHeaders
+// never fails and never allocates for a typical GitHub response.
+//
+// # Dialects, in order of precedence
+//
+//  1. IETF structured fields, draft-ietf-httpapi-ratelimit-headers-08 and
+//     later: RateLimit-Policy: "burst";q=100;w=60 and RateLimit:
+//     "burst";r=50;t=30, items linked by name. Of the request-unit policies
+//     named in RateLimit (no qu parameter, or qu="requests") the one with
+//     the least remaining is chosen, the first listed on a tie.
+//  2. IETF draft-07: RateLimit: limit=100, remaining=50, reset=5, with
+//     RateLimit-Policy: 100;w=60 giving the window.
+//  3. IETF drafts up to 06: RateLimit-Limit, -Remaining, -Reset and
+//     RateLimit-Policy, including the early list form RateLimit-Limit: 10,
+//     10;w=1, 1000;w=3600 whose parameter-free item is the effective limit;
+//     GitLab's epoch RateLimit-Reset, RateLimit-ResetTime, -Observed, -Name.
+//  4. Named request quotas: OpenAI's x-ratelimit-{limit,remaining,reset}-requests,
+//     Anthropic's anthropic-ratelimit-requests-{limit,remaining,reset},
+//     Linear's X-RateLimit-Requests-{Limit,Remaining,Reset}.
+//  5. HubSpot (X-HubSpot-RateLimit-Max/-Remaining/-Interval-Milliseconds,
+//     then -Secondly, then -Daily), Shopify (X-Shopify-Shop-Api-Call-Limit:
+//     used/limit), Salesforce (Sforce-Limit-Info: api-usage=used/limit).
+//  6. X-RateLimit-Limit/-Remaining/-Reset/-Used: GitHub, Discord (with
+//     X-RateLimit-Reset-After, preferred over -Reset), Reddit (no limit:
+//     Limit is Used+Remaining and the window 10 minutes), Jira (ISO 8601
+//     reset, RateLimit-Reason as Policy) and the many APIs that copy them.
+//  7. X-Rate-Limit-Limit/-Remaining/-Reset (X, Okta) and Zendesk's
+//     X-Rate-Limit.
+//
+// The first dialect that states a count, reset or window supplies the Quota;
+// a later one fills in fields it left unstated only when both describe the
+// same quota: they agree on Limit or Remaining and contradict each other on
+// none of Limit, Remaining, Window and Policy. [ParseQuotas] returns the
+// quotas that differ.
+//
+// Retry-After (delay-seconds, or an HTTP-date measured against the Date
+// header) and X-RateLimit-Retry-After fill RetryAfter; retry-after-ms
+// (OpenAI, Azure), being the precise form of the same statement, is preferred
+// when present. X-RateLimit-Resource (GitHub) or X-RateLimit-Bucket (Discord)
+// fill Scope.
+//
+// # Values
+//
+// Counts are strict: ASCII digits with an optional fraction; a sign, an
+// exponent, hex, underscores, NaN or Infinity, and more than 18 integer
+// digits make a value not stated. A remaining count above the limit is
+// clamped to the limit. A reset is read as, in order: a bare number (epoch
+// milliseconds or epoch seconds when it falls within ten years of the
+// response's Date, else delta seconds; a delta over ten years is not
+// stated), an RFC 3339 or minute-precision ISO 8601 timestamp (Jira's
+// 2024-01-01T10:00Z), an HTTP-date in any of the three formats, or a Go
+// duration such as 6m0s or 7.66s (OpenAI), optionally led by whole days.
+// Absolute resets are anchored to the Date header when it is present and
+// within a day of now; a reset up to two minutes in the past means now, one
+// further in the past is not stated. A duration that overflows time.Duration
+// is not stated.
+//
+// When a header is repeated (several field lines, or comma-joined values)
+// the most conservative reading wins: the least limit, the least remaining,
+// the latest reset, the longest Retry-After. Structured fields follow RFC
+// 9651: their lines are one list, and a field that fails to parse is ignored
+// as a whole.
+//
+// Header names are matched without regard to case, so a map built by hand
+// with lower-case keys (as HTTP/2 captures often are) reads the same as one
+// filled by [http.Header.Set]; values may carry surrounding whitespace.
+func ParseHeaders(h http.Header, now time.Time) Quota {
+	p := parser{now: now}
+	p.collect(h, false)
+	q, _ := p.run(nil)
+	return q
+}
+
+// ParseQuotas is like [ParseHeaders] but returns every quota the response
+// states: requests and tokens, per-minute and per-day, every IETF policy,
+// every Salesforce usage and HubSpot limit, and any dialect that disagrees
+// with the preferred one. The first element is the Quota ParseHeaders
+// returns, unless the response states no request-count quota at all (only
+// token quotas, say), in which case the slice holds just the others.
+// RetryAfter and Scope are copied onto each element. ParseQuotas returns nil
+// when the response says nothing about its rate limit. It returns at most 64
+// quotas, and reads the first 32 members of a structured field.
+func ParseQuotas(h http.Header, now time.Time) []Quota {
+	p := parser{now: now}
+	p.collect(h, true)
+	var extras []Quota
+	primary, others := p.run(&extras)
+	var out []Quota
+	if primary.Known() {
+		out = append(out, primary)
+	}
+	for _, q := range slices.Concat(others, extras) {
+		if len(out) == maxQuotas {
+			break
+		}
+		if !q.statesQuota() { // a policy named but not described
+			continue
+		}
+		q.RetryAfter, q.Scope = primary.RetryAfter, primary.Scope
+		out = append(out, p.sanitize(q))
+	}
+	return out
+}
+
+// run parses every dialect and returns the preferred quota, finished with
+// RetryAfter and Scope. When extras is not nil, run also returns the other
+// dialects' quotas that differ from the preferred one and appends every
+// secondary quota (token quotas, other policies) to *extras.
+func (p *parser) run(extras *[]Quota) (Quota, []Quota) {
+	ietf := [3]Quota{unknownQuota(), unknownQuota(), unknownQuota()}
+	if p.mask&(1<<fRL|maskIETF) != 0 {
+		ietf = p.ietf(extras)
+	}
+	cands := [...]Quota{
+		ietf[0],
+		ietf[1],
+		ietf[2],
+		p.nameQuotas(extras),
+		p.hubspot(extras),
+		p.shopify(),
+		p.salesforce(extras),
+		p.xRateLimit(),
+		p.xRateLimitDash(),
+	}
+	primary := unknownQuota()
+	i := 0
+	for ; i < len(cands); i++ {
+		if cands[i].statesQuota() {
+			primary = cands[i]
+			break
+		}
+	}
+	var others []Quota
+	for j := i + 1; j < len(cands); j++ {
+		q := cands[j]
+		if !q.statesQuota() {
+			continue
+		}
+		if sameQuota(primary, q) {
+			fillFrom(&primary, q)
+			continue
+		}
+		if extras == nil {
+			continue
+		}
+		merged := false
+		for k := range others {
+			if sameQuota(others[k], q) {
+				fillFrom(&others[k], q)
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			others = append(others, q) // at most len(cands)
+		}
+	}
+	primary.RetryAfter = p.retryAfter()
+	primary.Scope = p.scope()
+	return p.sanitize(primary), others
+}
+
+// ietf reads the IETF fields in all their drafts: the structured fields of
+// drafts 08 and later, the dictionary of draft 07, and the fields of drafts
+// up to 06, in that order of precedence. With extras, it appends the
+// policies the preferred reading does not describe.
+func (p *parser) ietf(extras *[]Quota) [3]Quota {
+	var polBuf [8]sfItem
+	pols, ok := sfListLines(p.v[fRLPolicy], polBuf[:0])
+	if !ok {
+		pols = nil // RFC 9651 §4.2: a field that fails to parse is ignored
+	}
+	var rlBuf [8]sfItem
+	rl, rlOK := sfListLines(p.v[fRL], rlBuf[:0])
+	var dict []sfMember
+	var dictBuf [4]sfMember
+	if !rlOK {
+		rl = nil
+		// draft-ietf-httpapi-ratelimit-headers-07 §5 made RateLimit a
+		// Dictionary; a field that is no List may be one.
+		if d, ok := sfDictLines(p.v[fRL], dictBuf[:0]); ok {
+			dict = d
+		}
+	}
+	qs := [3]Quota{p.ietfStructured(rl, pols, extras), p.ietf07(dict, pols), p.ietf06(pols, extras)}
+	if extras != nil {
+		// The integer policies of drafts up to 07 other than the chosen one.
+		chosen := unknownQuota()
+		for _, q := range qs {
+			if q.statesQuota() {
+				chosen = q
+				break
+			}
+		}
+		for _, it := range pols {
+			lim, ok := it.bare.count()
+			if !ok || it.bare.kind != sfInteger {
+				continue
+			}
+			w, _ := it.window()
+			if lim == chosen.Limit && w == chosen.Window {
+				continue
+			}
+			addExtra(extras, Quota{Limit: lim, Remaining: notStated, Window: w})
+		}
+	}
+	return qs
+}
+
+// addExtra appends q to *extras, up to maxQuotas.
+func addExtra(extras *[]Quota, q Quota) {
+	if len(*extras) < maxQuotas {
+		*extras = append(*extras, q)
+	}
+}
+
+// sameQuota reports whether a and b, read from different dialects of one
+// response, describe the same quota: they agree on Limit or Remaining and
+// contradict each other on nothing.
+func sameQuota(a, b Quota) bool {
+	agree := false
+	if a.Limit >= 0 && b.Limit >= 0 {
+		if a.Limit != b.Limit {
+			return false
+		}
+		agree = true
+	}
+	if a.Remaining >= 0 && b.Remaining >= 0 {
+		if a.Remaining != b.Remaining {
+			return false
+		}
+		agree = true
+	}
+	if a.Window > 0 && b.Window > 0 && a.Window != b.Window {
+		return false
+	}
+	if a.Policy != "" && b.Policy != "" && a.Policy != b.Policy {
+		return false
+	}
+	return agree
+}
+
+// fillFrom copies into q the fields q left unstated and b states.
+func fillFrom(q *Quota, b Quota) {
+	if q.Limit < 0 {
+		q.Limit = b.Limit
+	}
+	if q.Remaining < 0 {
+		q.Remaining = b.Remaining
+	}
+	if q.Reset.IsZero() {
+		q.Reset = b.Reset
+	}
+	if q.Window == 0 {
+		q.Window = b.Window
+	}
+	if q.Policy == "" {
+		q.Policy = b.Policy
+	}
+}
+
+// sanitize enforces the invariants Quota documents, whatever the dialects
+// produced.
+func (p *parser) sanitize(q Quota) Quota {
+	if !(q.Limit >= 0) || math.IsInf(q.Limit, 0) {
+		q.Limit = notStated
+	}
+	if !(q.Remaining >= 0) || math.IsInf(q.Remaining, 0) {
+		q.Remaining = notStated
+	}
+	if q.Limit >= 0 && q.Remaining > q.Limit {
+		q.Remaining = q.Limit
+	}
+	if !q.Reset.IsZero() && q.Reset.Before(p.now) {
+		q.Reset = p.now
+	}
+	q.RetryAfter = max(q.RetryAfter, 0)
+	q.Window = max(q.Window, 0)
+	return q
+}
+
+// parser holds one response's header values and the arrival time.
+type parser struct {
+	fields
+	now       time.Time
+	date      time.Time
+	dateState int8 // 0: not parsed yet; 1: date is usable; -1: absent or unusable
+}
+
+// anchor returns the response's Date, when present, parseable and within
+// dateSanity of now.
+func (p *parser) anchor() (time.Time, bool) {
+	if p.dateState == 0 {
+		p.dateState = -1
+		for _, v := range p.v[fDate] {
+			t, ok := parseHTTPDate(trimOWS(v))
+			if !ok {
+				continue
+			}
+			if d := t.Sub(p.now); d > -dateSanity && d < dateSanity {
+				p.date, p.dateState = t, 1
+			}
+			break
+		}
+	}
+	return p.date, p.dateState == 1
+}
+
+// after returns the local time d after arrival.
+func (p *parser) after(d time.Duration) time.Time { return p.now.Add(d) }
+
+// absolute maps an absolute server time onto the client's clock.
+func (p *parser) absolute(t time.Time) (time.Time, bool) {
+	ref, ok := p.anchor()
+	if !ok {
+		ref = p.now
+	}
+	d := t.Sub(ref)
+	if d == math.MaxInt64 || d == math.MinInt64 { // Sub saturated: overflow
+		return time.Time{}, false
+	}
+	if d < 0 {
+		if d < -pastTolerance {
+			return time.Time{}, false
+		}
+		d = 0
+	}
+	return p.now.Add(d), true
+}
+
+// resetAt reads one reset value in any of the forms ParseHeaders documents.
+func (p *parser) resetAt(s string) (time.Time, bool) {
+	if ip, ns, ok := parseDecimal(s); ok {
+		return p.resetNumber(ip, ns)
+	}
+	if t, ok := parseTimestamp(s); ok {
+		return p.absolute(t)
+	}
+	if d, ok := parseGoDuration(s); ok {
+		return p.after(d), true
+	}
+	return time.Time{}, false
+}
+
+// resetNumber classifies a bare reset number by magnitude.
+func (p *parser) resetNumber(ip uint64, ns int64) (time.Time, bool) {
+	ref, ok := p.anchor()
+	if !ok {
+		ref = p.now
+	}
+	window := int64(epochWindow / time.Second)
+	near := func(sec uint64) bool {
+		if sec > math.MaxInt64/2 {
+			return false
+		}
+		d := int64(sec) - ref.Unix()
+		return d > -window && d < window
+	}
+	switch {
+	case near(ip / 1000):
+		return p.absolute(time.Unix(int64(ip/1000), int64(ip%1000)*1e6+ns/1e3))
+	case near(ip):
+		return p.absolute(time.Unix(int64(ip), ns))
+	case ip > uint64(epochWindow/time.Second):
+		return time.Time{}, false // neither an epoch near now nor a plausible delta
+	default:
+		return p.after(time.Duration(ip)*time.Second + time.Duration(ns)), true
+	}
+}
+
+// latestReset reads every element of a reset header and returns the latest.
+func (p *parser) latestReset(vals []string) (time.Time, bool) {
+	if len(vals) == 0 {
+		return time.Time{}, false
+	}
+	if len(vals) == 1 && strings.IndexByte(vals[0], ',') < 0 { // the usual case
+		return p.resetAt(trimOWS(vals[0]))
+	}
+	var latest time.Time
+	found := false
+	for e := (elems{vals: vals}); ; {
+		s, ok := e.next()
+		if !ok {
+			break
+		}
+		if t, ok := p.resetAt(s); ok && (!found || t.After(latest)) {
+			latest, found = t, true
+		}
+	}
+	return latest, found
+}
+
+// longestDelay reads every element of a header holding a plain delay in
+// unit (Discord's X-RateLimit-Reset-After in seconds, retry-after-ms in
+// milliseconds) and returns the longest.
+func longestDelay(vals []string, unit time.Duration) (time.Duration, bool) {
+	var longest time.Duration
+	found := false
+	for e := (elems{vals: vals}); ; {
+		s, ok := e.next()
+		if !ok {
+			break
+		}
+		ip, ns, ok := parseDecimal(s)
+		if !ok {
+			continue
+		}
+		d, ok := scaleDuration(ip, ns, unit)
+		if ok && (!found || d > longest) {
+			longest, found = d, true
+		}
+	}
+	return longest, found
+}
+
+// retryAfter reads Retry-After (RFC 9110 §10.2.3), X-RateLimit-Retry-After
+// (MailerLite) and retry-after-ms (OpenAI, Azure OpenAI).
+func (p *parser) retryAfter() time.Duration {
+	if p.mask&maskRetry == 0 {
+		return 0
+	}
+	if d, ok := longestDelay(p.v[fRetryAfterMs], time.Millisecond); ok {
+		return d
+	}
+	var longest time.Duration
+	for _, vals := range [...][]string{p.v[fRetryAfter], p.v[fXRetryAfter]} {
+		for e := (elems{vals: vals}); ; {
+			s, ok := e.next()
+			if !ok {
+				break
+			}
+			var d time.Duration
+			if ip, ns, ok := parseDecimal(s); ok {
+				if d, ok = scaleDuration(ip, ns, time.Second); !ok {
+					continue
+				}
+			} else if t, ok := parseHTTPDate(s); ok {
+				// An HTTP-date is measured against the response's own Date
+				// so that skew does not stretch or shrink the wait.
+				ref, ok := p.anchor()
+				if !ok {
+					ref = p.now
+				}
+				if d = t.Sub(ref); d == math.MaxInt64 {
+					continue
+				}
+			}
+			longest = max(longest, d)
+		}
+	}
+	return longest
+}
+
+// scope reads GitHub's X-RateLimit-Resource or Discord's X-RateLimit-Bucket.
+func (p *parser) scope() string {
+	if s := firstValue(p.v[fXResource]); s != "" {
+		return s
+	}
+	return firstValue(p.v[fXBucket])
+}
+
+// quotaOf reads a limit, remaining, reset triple of plain headers.
+func (p *parser) quotaOf(limit, remaining, reset []string) Quota {
+	q := unknownQuota()
+	q.Limit = leastCount(limit)
+	q.Remaining = leastCount(remaining)
+	if t, ok := p.latestReset(reset); ok {
+		q.Reset = t
+	}
+	return q
+}
+
+// ietfStructured reads RateLimit and RateLimit-Policy as defined by
+// draft-ietf-httpapi-ratelimit-headers-08 and later (§3, §4): lists of
+// policies named by a String (a Token in -08), linked by name, with the
+// parameters q (quota), w (window seconds), qu (quota unit), r (remaining)
+// and t (seconds until the window resets). Unknown parameters are ignored.
+func (p *parser) ietfStructured(items, pols []sfItem, extras *[]Quota) Quota {
+	var buf [8]sfQuota
+	qs := buf[:0]
+	for _, it := range items {
+		name, ok := it.bare.name()
+		if !ok {
+			continue
+		}
+		i := indexPolicy(qs, name)
+		if i < 0 {
+			qs = append(qs, sfQuota{q: unknownQuota(), name: name, requests: true})
+			i = len(qs) - 1
+		}
+		s := &qs[i]
+		s.live = true
+		if r, ok := it.param("r").count(); ok && it.param("r").kind == sfInteger {
+			s.q.Remaining = leastStated(s.q.Remaining, r)
+		}
+		if t, ok := it.param("t").seconds(); ok {
+			if reset := p.after(t); reset.After(s.q.Reset) {
+				s.q.Reset = reset
+			}
+		}
+	}
+	for _, it := range pols {
+		name, ok := it.bare.name()
+		if !ok {
+			continue
+		}
+		i := indexPolicy(qs, name)
+		if i < 0 {
+			qs = append(qs, sfQuota{q: unknownQuota(), name: name, requests: true})
+			i = len(qs) - 1
+		}
+		s := &qs[i]
+		if q, ok := it.param("q").count(); ok && it.param("q").kind == sfInteger {
+			s.q.Limit = leastStated(s.q.Limit, q)
+		}
+		if w, ok := it.window(); ok && s.q.Window == 0 {
+			s.q.Window = w
+		}
+		// §3.1.2: the default quota unit is "requests".
+		if u := it.param("qu"); u.kind == sfString || u.kind == sfToken {
+			s.requests = u.str == "requests"
+		}
+	}
+	// The request policy named in RateLimit with the least remaining; else
+	// the first such policy that states anything; else (RateLimit-Policy
+	// alone) the first request policy that states anything.
+	pick := -1
+	for i, s := range qs {
+		if s.requests && s.live && s.q.Remaining >= 0 && (pick < 0 || s.q.Remaining < qs[pick].q.Remaining) {
+			pick = i
+		}
+	}
+	for _, live := range [...]bool{true, false} {
+		for i, s := range qs {
+			if pick < 0 && s.requests && (s.live || !live) && s.q.statesQuota() {
+				pick = i
+			}
+		}
+	}
+	for i := range qs {
+		qs[i].q.Policy = qs[i].name
+		if extras != nil && i != pick && qs[i].q.statesQuota() {
+			addExtra(extras, qs[i].q)
+		}
+	}
+	if pick < 0 {
+		return unknownQuota()
+	}
+	return qs[pick].q
+}
+
+type sfQuota struct {
+	q        Quota
+	name     string
+	live     bool // named by the RateLimit field
+	requests bool // counts requests (qu absent or "requests")
+}
+
+func indexPolicy(qs []sfQuota, name string) int {
+	for i := range qs {
+		if qs[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// ietf07 reads the RateLimit dictionary of
+// draft-ietf-httpapi-ratelimit-headers-07 §5 (limit, remaining, reset in
+// delta seconds) and takes the window from the RateLimit-Policy item whose
+// quota equals the limit.
+func (p *parser) ietf07(dict []sfMember, pols []sfItem) Quota {
+	q := unknownQuota()
+	for _, m := range dict {
+		switch m.key {
+		case "limit":
+			if v, ok := m.item.bare.count(); ok {
+				q.Limit = v
+			}
+		case "remaining":
+			if v, ok := m.item.bare.count(); ok {
+				q.Remaining = v
+			}
+		case "reset":
+			if m.item.bare.kind == sfInteger && m.item.bare.num >= 0 {
+				if t, ok := p.resetNumber(uint64(m.item.bare.num), 0); ok {
+					q.Reset = t
+				}
+			}
+		}
+	}
+	if q.Limit >= 0 {
+		q.Window = windowFor(q.Limit, pols)
+	}
+	return q
+}
+
+// ietf06 reads RateLimit-Limit, -Remaining and -Reset of
+// draft-ietf-httpapi-ratelimit-headers up to -06, and GitLab's variant of
+// them (https://docs.gitlab.com/ee/administration/settings/user_and_ip_rate_limits.html:
+// RateLimit-Reset as epoch seconds, RateLimit-ResetTime as an HTTP-date,
+// RateLimit-Observed, RateLimit-Name).
+func (p *parser) ietf06(pols []sfItem, extras *[]Quota) Quota {
+	if p.mask&maskIETF == 0 {
+		return unknownQuota()
+	}
+	q := unknownQuota()
+	q.Limit, q.Window = limitList(p.v[fRLLimit], extras)
+	q.Remaining = leastCount(p.v[fRLRemaining])
+	r1, ok1 := p.latestReset(p.v[fRLReset])
+	r2, ok2 := p.latestReset(p.v[fRLResetTime])
+	switch {
+	case ok1 && ok2:
+		q.Reset = laterOf(r1, r2)
+	case ok1:
+		q.Reset = r1
+	case ok2:
+		q.Reset = r2
+	}
+	if obs := greatestCount(p.v[fRLObserved]); q.Remaining < 0 && q.Limit >= 0 && obs >= 0 {
+		q.Remaining = max(q.Limit-obs, 0)
+	}
+	if q.Limit >= 0 && q.Window == 0 {
+		q.Window = windowFor(q.Limit, pols)
+	}
+	if !q.statesQuota() {
+		// RateLimit-Policy alone (drafts 03 to 07): its first policy.
+		for _, it := range pols {
+			if v, ok := it.bare.count(); ok && it.bare.kind == sfInteger {
+				q.Limit = v
+				q.Window, _ = it.window()
+				break
+			}
+		}
+	}
+	if q.statesQuota() {
+		q.Policy = firstValue(p.v[fRLName])
+	}
+	return q
+}
+
+// windowFor returns the window of the first integer policy item (drafts up
+// to 07) whose quota equals limit.
+func windowFor(limit float64, pols []sfItem) time.Duration {
+	for _, it := range pols {
+		if v, ok := it.bare.count(); ok && it.bare.kind == sfInteger && v == limit {
+			if w, ok := it.window(); ok {
+				return w
+			}
+		}
+	}
+	return 0
+}
+
+// nameQuotas reads the request quota of the dialects that name their quotas in
+// the header name, and with extras every other named quota:
+//   - OpenAI, https://platform.openai.com/docs/guides/rate-limits
+//     x-ratelimit-{limit,remaining,reset}-{requests,tokens}, resets as Go
+//     durations ("6m0s", "20ms");
+//   - Anthropic, https://docs.anthropic.com/en/api/rate-limits
+//     anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset},
+//     resets in RFC 3339;
+//   - Linear, https://linear.app/developers/rate-limiting
+//     X-RateLimit-{Requests,Complexity}-{Limit,Remaining,Reset}, resets in
+//     epoch milliseconds.
+func (p *parser) nameQuotas(extras *[]Quota) Quota {
+	if p.mask&maskNamed == 0 && len(p.named) == 0 {
+		return unknownQuota()
+	}
+	q := p.quotaOf(p.v[fReqLimit], p.v[fReqRemaining], p.v[fReqReset])
+	if q.statesQuota() {
+		q.Policy = "requests"
+	}
+	if extras != nil && len(p.named) > 0 {
+		slices.SortFunc(p.named, func(a, b namedField) int {
+			return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.key, b.key))
+		})
+		for i := 0; i < len(p.named); {
+			j := i
+			var v [3][]string
+			for ; j < len(p.named) && p.named[j].name == p.named[i].name; j++ {
+				v[p.named[j].kind] = append(v[p.named[j].kind], p.named[j].vals...)
+			}
+			nq := p.quotaOf(v[kindLimit], v[kindRemaining], v[kindReset])
+			if nq.statesQuota() {
+				nq.Policy = p.named[i].name
+				addExtra(extras, nq)
+			}
+			i = j
+		}
+	}
+	return q
+}
+
+// hubspot reads HubSpot's headers
+// (https://developers.hubspot.com/docs/guides/apps/api-usage/usage-details):
+// X-HubSpot-RateLimit-Max and -Remaining over -Interval-Milliseconds, the
+// per-second -Secondly and -Secondly-Remaining, and the per-day -Daily and
+// -Daily-Remaining.
+func (p *parser) hubspot(extras *[]Quota) Quota {
+	if p.mask&maskHubSp == 0 {
+		return unknownQuota()
+	}
+	interval := unknownQuota()
+	interval.Limit = leastCount(p.v[fHSMax])
+	interval.Remaining = leastCount(p.v[fHSRemaining])
+	if interval.Limit >= 0 || interval.Remaining >= 0 {
+		interval.Window, _ = longestDelay(p.v[fHSInterval], time.Millisecond)
+	}
+	secondly := unknownQuota()
+	secondly.Limit = leastCount(p.v[fHSSecondly])
+	secondly.Remaining = leastCount(p.v[fHSSecondlyRemaining])
+	if secondly.statesQuota() {
+		secondly.Window, secondly.Policy = time.Second, "secondly"
+	}
+	daily := unknownQuota()
+	daily.Limit = leastCount(p.v[fHSDaily])
+	daily.Remaining = leastCount(p.v[fHSDailyRemaining])
+	if daily.statesQuota() {
+		daily.Window, daily.Policy = 24*time.Hour, "daily"
+	}
+	all := [...]Quota{interval, secondly, daily}
+	pick := -1
+	for i, q := range all {
+		if !q.statesQuota() {
+			continue
+		}
+		if pick < 0 {
+			pick = i
+		} else if extras != nil {
+			addExtra(extras, q)
+		}
+	}
+	if pick < 0 {
+		return unknownQuota()
+	}
+	return all[pick]
+}
+
+// shopify reads X-Shopify-Shop-Api-Call-Limit: used/limit
+// (https://shopify.dev/docs/api/usage/rate-limits, REST Admin API).
+func (p *parser) shopify() Quota {
+	if p.mask&(1<<fShopify) == 0 {
+		return unknownQuota()
+	}
+	q := unknownQuota()
+	for e := (elems{vals: p.v[fShopify]}); ; {
+		s, ok := e.next()
+		if !ok {
+			break
+		}
+		if lim, rem, ok := usedOfLimit(s); ok {
+			q.Limit = leastStated(q.Limit, lim)
+			q.Remaining = leastStated(q.Remaining, rem)
+		}
+	}
+	return q
+}
+
+// salesforce reads Sforce-Limit-Info: api-usage=25/5000 and its per-app
+// variants (https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/headers_api_usage.htm).
+// The org-wide api-usage is the request quota; the others are extras.
+func (p *parser) salesforce(extras *[]Quota) Quota {
+	if p.mask&(1<<fSforce) == 0 {
+		return unknownQuota()
+	}
+	q := unknownQuota()
+	for e := (elems{vals: p.v[fSforce]}); ; {
+		s, ok := e.next()
+		if !ok {
+			break
+		}
+		name, usage, ok := strings.Cut(s, "=")
+		if !ok {
+			continue
+		}
+		name = trimOWS(name)
+		usage, _, _ = strings.Cut(usage, "(") // per-app-api-usage=17/250(appName=x)
+		lim, rem, ok := usedOfLimit(trimOWS(usage))
+		if !ok || name == "" {
+			continue
+		}
+		if eqFold(name, "api-usage") {
+			q.Limit = leastStated(q.Limit, lim)
+			q.Remaining = leastStated(q.Remaining, rem)
+			q.Policy = name
+		} else if extras != nil {
+			addExtra(extras, Quota{Limit: lim, Remaining: rem, Policy: name})
+		}
+	}
+	return q
+}
+
+// usedOfLimit reads "used/limit" and returns the limit and what remains.
+func usedOfLimit(s string) (limit, remaining float64, ok bool) {
+	u, l, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, 0, false
+	}
+	used, ok1 := parseCount(trimOWS(u))
+	limit, ok2 := parseCount(trimOWS(l))
+	if !ok1 || !ok2 {
+		return 0, 0, false
+	}
+	return limit, max(limit-used, 0), true
+}
+
+// xRateLimit reads the X-RateLimit-* family:
+//   - GitHub, https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api:
+//     Limit, Remaining, Used, Reset (epoch seconds), Resource;
+//   - Discord, https://discord.com/developers/docs/topics/rate-limits:
+//     Reset as a float epoch, Reset-After in float seconds (preferred), Bucket;
+//   - Reddit, https://github.com/reddit-archive/reddit/wiki/API: Used,
+//     Remaining (a float) and Reset in delta seconds, no Limit;
+//   - Jira Cloud, https://developer.atlassian.com/cloud/jira/platform/rate-limiting/:
+//     Reset as minute-precision ISO 8601, RateLimit-Reason.
+func (p *parser) xRateLimit() Quota {
+	if p.mask&maskX == 0 {
+		return unknownQuota()
+	}
+	q := unknownQuota()
+	q.Limit, q.Window = limitList(p.v[fXLimit], nil)
+	q.Remaining = leastCount(p.v[fXRemaining])
+	if d, ok := longestDelay(p.v[fXResetAfter], time.Second); ok {
+		q.Reset = p.after(d)
+	} else if t, ok := p.latestReset(p.v[fXReset]); ok {
+		q.Reset = t
+	}
+	used := greatestCount(p.v[fXUsed])
+	switch {
+	case q.Limit < 0 && q.Remaining >= 0 && used >= 0:
+		// Reddit states what was used and what is left, not the limit,
+		// over a 10-minute window.
+		q.Limit = used + q.Remaining
+		if !q.Reset.IsZero() && q.Reset.Sub(p.now) <= redditWindow {
+			q.Window = redditWindow
+		}
+	case q.Remaining < 0 && q.Limit >= 0 && used >= 0:
+		q.Remaining = max(q.Limit-used, 0)
+	}
+	if q.statesQuota() {
+		q.Policy = firstValue(p.v[fRLReason])
+	}
+	return q
+}
+
+// xRateLimitDash reads X-Rate-Limit-Limit, -Remaining and -Reset (X,
+// https://docs.x.com/x-api/fundamentals/rate-limits; Okta,
+// https://developer.okta.com/docs/reference/rl-best-practices/, both epoch
+// seconds) and Zendesk's X-Rate-Limit
+// (https://developer.zendesk.com/api-reference/introduction/rate-limits/).
+func (p *parser) xRateLimitDash() Quota {
+	if p.mask&maskXDash == 0 {
+		return unknownQuota()
+	}
+	q := p.quotaOf(p.v[fXDLimit], p.v[fXDRemaining], p.v[fXDReset])
+	if q.Limit < 0 {
+		q.Limit = leastCount(p.v[fZendeskLimit])
+	}
+	return q
+}
+
+// limitList reads a limit header that may use the list form of the early
+// IETF drafts, "10, 10;w=1, 1000;w=3600": the effective limit is the least
+// parameter-free item (the first item when every item has parameters), and
+// the window is that of the first item with the same quota and a w
+// parameter. With extras, the other windowed items are appended as quotas.
+func limitList(vals []string, extras *[]Quota) (float64, time.Duration) {
+	if len(vals) == 1 && strings.IndexByte(vals[0], ',') < 0 && strings.IndexByte(vals[0], ';') < 0 {
+		return leastCount(vals), 0 // the usual case
+	}
+	limit, first := float64(notStated), float64(notStated)
+	for e := (elems{vals: vals}); ; {
+		s, ok := e.next()
+		if !ok {
+			break
+		}
+		v, _, params, ok := limitItem(s)
+		if !ok {
+			continue
+		}
+		if first < 0 {
+			first = v
+		}
+		if !params {
+			limit = leastStated(limit, v)
+		}
+	}
+	if limit < 0 {
+		limit = first
+	}
+	if limit < 0 {
+		return notStated, 0
+	}
+	var window time.Duration
+	for e := (elems{vals: vals}); ; {
+		s, ok := e.next()
+		if !ok {
+			break
+		}
+		v, w, _, ok := limitItem(s)
+		if !ok || w == 0 {
+			continue
+		}
+		if v == limit && window == 0 {
+			window = w
+		} else if extras != nil {
+			addExtra(extras, Quota{Limit: v, Remaining: notStated, Window: w})
+		}
+	}
+	return limit, window
+}
+
+// limitItem reads "10" or "10;w=1": a count and, when it has one, the
+// window parameter in seconds.
+func limitItem(s string) (v float64, w time.Duration, params, ok bool) {
+	num, rest, params := strings.Cut(s, ";")
+	v, ok = parseCount(trimOWS(num))
+	for rest != "" {
+		var param string
+		param, rest, _ = strings.Cut(rest, ";")
+		if key, val, _ := strings.Cut(trimOWS(param), "="); key == "w" {
+			if ip, ns, ok := parseDecimal(val); ok && ns == 0 && ip > 0 {
+				w, _ = scaleDuration(ip, 0, time.Second)
+			}
+		}
+	}
+	return v, w, params, ok
+}
+
+// leastCount returns the least count among a header's elements, or -1.
+func leastCount(vals []string) float64 {
+	if len(vals) == 1 && strings.IndexByte(vals[0], ',') < 0 { // the usual case
+		if v, ok := parseCount(trimOWS(vals[0])); ok {
+			return v
+		}
+		return notStated
+	}
+	least := float64(notStated)
+	for e := (elems{vals: vals}); ; {
+		s, ok := e.next()
+		if !ok {
+			return least
+		}
+		if v, ok := parseCount(s); ok {
+			least = leastStated(least, v)
+		}
+	}
+}
+
+// greatestCount returns the greatest count among a header's elements, or -1:
+// the conservative reading of a "used" count.
+func greatestCount(vals []string) float64 {
+	greatest := float64(notStated)
+	for e := (elems{vals: vals}); ; {
+		s, ok := e.next()
+		if !ok {
+			return greatest
+		}
+		if v, ok := parseCount(s); ok {
+			greatest = max(greatest, v)
+		}
+	}
+}
+
+// leastStated returns the lesser of two counts, either of which may be -1.
+func leastStated(a, b float64) float64 {
+	switch {
+	case a < 0:
+		return b
+	case b < 0:
+		return a
+	}
+	return min(a, b)
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// firstValue returns the first non-empty field line, trimmed.
+func firstValue(vals []string) string {
+	for _, v := range vals {
+		if v = trimOWS(v); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// Values: numbers, durations, timestamps.
+
+// parseDecimal parses a strict non-negative decimal: ASCII digits with an
+// optional fraction, at most 18 integer digits. It returns the integer part
+// and the fraction in nanoseconds (digits past the ninth are ignored).
+func parseDecimal(s string) (ip uint64, ns int64, ok bool) {
+	i := 0
+	for ; i < len(s) && isDigit(s[i]); i++ {
+		if i == 18 {
+			return 0, 0, false
+		}
+		ip = ip*10 + uint64(s[i]-'0')
+	}
+	if i == 0 {
+		return 0, 0, false
+	}
+	if i == len(s) {
+		return ip, 0, true
+	}
+	if s[i] != '.' || i+1 == len(s) {
+		return 0, 0, false
+	}
+	scale := int64(1e8)
+	for i++; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return 0, 0, false
+		}
+		ns += int64(s[i]-'0') * scale
+		scale /= 10
+	}
+	return ip, ns, true
+}
+
+// parseCount parses a strict count (see parseDecimal).
+func parseCount(s string) (float64, bool) {
+	ip, ns, ok := parseDecimal(s)
+	if !ok {
+		return 0, false
+	}
+	return float64(ip) + float64(ns)/1e9, true
+}
+
+// scaleDuration returns ip.ns units as a Duration, or false on overflow.
+func scaleDuration(ip uint64, ns int64, unit time.Duration) (time.Duration, bool) {
+	if ip > uint64(math.MaxInt64/unit)-1 {
+		return 0, false
+	}
+	return time.Duration(ip)*unit + time.Duration(ns*int64(unit)/1e9), true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+func isAlpha(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+
+// parseGoDuration reads a reset in time.Duration syntax as OpenAI sends it
+// ("6m0s", "12ms", "7.66s"), optionally led by whole days ("1d2h"). Signs
+// and fractions without a leading digit are rejected.
+func parseGoDuration(s string) (time.Duration, bool) {
+	if s == "" || !isDigit(s[0]) || !isAlpha(s[len(s)-1]) || strings.ContainsAny(s, "+-") {
+		return 0, false
+	}
+	var days time.Duration
+	if i := strings.IndexByte(s, 'd'); i > 0 {
+		ip, ns, ok := parseDecimal(s[:i])
+		if !ok || ns != 0 || ip > 100000 {
+			return 0, false
+		}
+		days = time.Duration(ip) * 24 * time.Hour
+		if s = s[i+1:]; s == "" {
+			return days, true
+		}
+		if !isDigit(s[0]) {
+			return 0, false
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 || d > math.MaxInt64-days {
+		return 0, false
+	}
+	return days + d, true
+}
+
+// parseTimestamp reads an absolute reset: RFC 3339 (Anthropic), ISO 8601
+// with minute precision (Jira: 2024-01-01T10:00Z) or an HTTP-date.
+func parseTimestamp(s string) (time.Time, bool) {
+	if len(s) >= 16 && s[4] == '-' && isDigit(s[0]) {
+		for _, layout := range [...]string{time.RFC3339, "2006-01-02T15:04Z07:00", "2006-01-02 15:04:05Z07:00"} {
+			if t, err := time.Parse(layout, s); err == nil {
+				return t, true
+			}
+		}
+		return time.Time{}, false
+	}
+	return parseHTTPDate(s)
+}
+
+// parseHTTPDate reads an HTTP-date (RFC 9110 §5.6.7). The preferred
+// IMF-fixdate is parsed without allocating; the obsolete RFC 850 and ANSI C
+// forms go to http.ParseTime, and the JavaScript Date.toString form some
+// APIs send ("Tue Feb 16 2021 09:02:42 GMT+0100 (CET)", Lemlist) is read too.
+func parseHTTPDate(s string) (time.Time, bool) {
+	if t, ok := parseIMFFixdate(s); ok {
+		return t, true
+	}
+	if len(s) < 20 || !isAlpha(s[0]) {
+		return time.Time{}, false
+	}
+	if t, err := http.ParseTime(s); err == nil {
+		return t, true
+	}
+	if i := strings.Index(s, " GMT"); i > 0 && i+9 <= len(s) && (s[i+4] == '+' || s[i+4] == '-') {
+		if t, err := time.Parse("Mon Jan 02 2006 15:04:05 GMT-0700", s[:i+9]); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+func monthIndex(s string) int {
+	switch s {
+	case "Jan":
+		return 0
+	case "Feb":
+		return 1
+	case "Mar":
+		return 2
+	case "Apr":
+		return 3
+	case "May":
+		return 4
+	case "Jun":
+		return 5
+	case "Jul":
+		return 6
+	case "Aug":
+		return 7
+	case "Sep":
+		return 8
+	case "Oct":
+		return 9
+	case "Nov":
+		return 10
+	case "Dec":
+		return 11
+	}
+	return -1
+}
+
+func isDayAbbrev(s string) bool {
+	switch s {
+	case "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun":
+		return true
+	}
+	return false
+}
+
+// parseIMFFixdate parses "Sun, 06 Nov 1994 08:49:37 GMT" exactly.
+func parseIMFFixdate(s string) (time.Time, bool) {
+	if len(s) != 29 || s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' ||
+		s[16] != ' ' || s[19] != ':' || s[22] != ':' || s[25:] != " GMT" ||
+		!isDayAbbrev(s[:3]) {
+		return time.Time{}, false
+	}
+	m := monthIndex(s[8:11])
+	day, ok1 := digits(s[5:7])
+	year, ok2 := digits(s[12:16])
+	hour, ok3 := digits(s[17:19])
+	minute, ok4 := digits(s[20:22])
+	sec, ok5 := digits(s[23:25])
+	if m < 0 || !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || hour > 23 || minute > 59 || sec > 60 {
+		return time.Time{}, false
+	}
+	t := time.Date(year, time.Month(m+1), day, hour, minute, sec, 0, time.UTC)
+	if t.Day() != day {
+		return time.Time{}, false // 31 Feb
+	}
+	return t, true
+}
+
+func digits(s string) (int, bool) {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}
+
+// trimOWS removes optional whitespace (RFC 9110 §5.6.3) around s.
+func trimOWS(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// elems iterates the comma-separated elements of a header's field lines
+// (RFC 9110 §5.3), trimmed, skipping empty ones. A comma right after a lone
+// day name ("Wed," "Sunday,") belongs to an HTTP-date and does not split.
+type elems struct {
+	vals []string
+	cur  string
+	more bool // cur holds unread text
+}
+
+func (e *elems) next() (string, bool) {
+	for {
+		for !e.more {
+			if len(e.vals) == 0 {
+				return "", false
+			}
+			e.cur, e.vals, e.more = e.vals[0], e.vals[1:], true
+		}
+		s, from := e.cur, 0
+		var el string
+		for {
+			j := strings.IndexByte(s[from:], ',')
+			if j < 0 {
+				el, e.more = s, false
+				break
+			}
+			j += from
+			if isDayName(trimOWS(s[:j])) {
+				from = j + 1
+				continue
+			}
+			el, e.cur = s[:j], s[j+1:]
+			break
+		}
+		if el = trimOWS(el); el != "" {
+			return el, true
+		}
+	}
+}
+
+func isDayName(s string) bool {
+	if len(s) < 3 || len(s) > 9 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isAlpha(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Header names.
+
+// Indexes of the header values a response may carry.
+const (
+	fDate = iota
+	fRetryAfter
+	fRetryAfterMs
+	fXRetryAfter
+	fXLimit
+	fXRemaining
+	fXReset
+	fXUsed
+	fXResetAfter
+	fXResource
+	fXBucket
+	fXDLimit
+	fXDRemaining
+	fXDReset
+	fZendeskLimit
+	fRL
+	fRLPolicy
+	fRLLimit
+	fRLRemaining
+	fRLReset
+	fRLResetTime
+	fRLObserved
+	fRLName
+	fRLReason
+	fReqLimit // fReqLimit + kindLimit etc.
+	fReqRemaining
+	fReqReset
+	fShopify
+	fSforce
+	fHSDaily
+	fHSDailyRemaining
+	fHSMax
+	fHSRemaining
+	fHSInterval
+	fHSSecondly
+	fHSSecondlyRemaining
+	numFields
+)
+
+var _ = [64 - numFields]struct{}{} // fields.mask has a bit for every field
+
+// Which fields each dialect reads, to skip the absent ones at no cost.
+const (
+	maskRetry = 1<<fRetryAfter | 1<<fRetryAfterMs | 1<<fXRetryAfter
+	maskIETF  = 1<<fRLLimit | 1<<fRLRemaining | 1<<fRLReset | 1<<fRLResetTime | 1<<fRLObserved | 1<<fRLPolicy
+	maskNamed = 1<<fReqLimit | 1<<fReqRemaining | 1<<fReqReset
+	maskHubSp = 1<<fHSDaily | 1<<fHSDailyRemaining | 1<<fHSMax | 1<<fHSRemaining | 1<<fHSSecondly | 1<<fHSSecondlyRemaining
+	maskX     = 1<<fXLimit | 1<<fXRemaining | 1<<fXReset | 1<<fXUsed | 1<<fXResetAfter
+	maskXDash = 1<<fXDLimit | 1<<fXDRemaining | 1<<fXDReset | 1<<fZendeskLimit
+)
+
+const (
+	kindLimit = iota
+	kindRemaining
+	kindReset
+)
+
+// fields holds a response's rate-limit header values, found in one pass over
+// the header map.
+type fields struct {
+	mask  uint64 // bit i set: v[i] holds values
+	v     [numFields][]string
+	keys  [numFields]string // the header name each v was found under
+	named []namedField      // quotas other than "requests", when collecting all
+}
+
+type namedField struct {
+	name string // lower-case
+	key  string // the header name
+	kind int
+	vals []string
+}
+
+func (f *fields) collect(h http.Header, all bool) {
+	for k, v := range h {
+		f.add(k, v, all)
+	}
+}
+
+// put records the values of header k. A hand-built map may hold two
+// spellings of one header; their values are joined in the order of the
+// spellings, not in the random order of map iteration, so that the result
+// does not change from call to call.
+func (f *fields) put(k string, i int, v []string) {
+	f.mask |= 1 << i
+	switch {
+	case f.v[i] == nil:
+		f.v[i], f.keys[i] = v, k
+	case k < f.keys[i]:
+		f.v[i], f.keys[i] = append(slices.Clip(v), f.v[i]...), k
+	default:
+		f.v[i] = append(slices.Clip(f.v[i]), v...)
+	}
+}
+
+// eqFold reports whether s equals lower, a lower-case ASCII name, without
+// regard to the case of letters. It is strings.EqualFold without Unicode.
+func eqFold(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != lower[i] && !('A' <= c && c <= 'Z' && c+'a'-'A' == lower[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasPrefixFold(s, lowerPrefix string) bool {
+	return len(s) >= len(lowerPrefix) && eqFold(s[:len(lowerPrefix)], lowerPrefix)
+}
+
+func (f *fields) add(k string, v []string, all bool) {
+	if len(k) < 4 {
+		return
+	}
+	switch k[0] | 0x20 {
+	case 'd':
+		if eqFold(k, "date") {
+			f.put(k, fDate, v)
+		}
+	case 'r':
+		switch {
+		case eqFold(k, "retry-after"):
+			f.put(k, fRetryAfter, v)
+		case eqFold(k, "retry-after-ms"):
+			f.put(k, fRetryAfterMs, v)
+		case hasPrefixFold(k, "ratelimit"):
+			f.addIETF(k, k[len("ratelimit"):], v)
+		}
+	case 'x':
+		switch {
+		case hasPrefixFold(k, "x-ratelimit-"):
+			f.addX(k, k[len("x-ratelimit-"):], v, all)
+		case hasPrefixFold(k, "x-rate-limit"):
+			switch rest := k[len("x-rate-limit"):]; {
+			case rest == "":
+				f.put(k, fZendeskLimit, v)
+			case eqFold(rest, "-limit"):
+				f.put(k, fXDLimit, v)
+			case eqFold(rest, "-remaining"):
+				f.put(k, fXDRemaining, v)
+			case eqFold(rest, "-reset"):
+				f.put(k, fXDReset, v)
+			}
+		case hasPrefixFold(k, "x-hubspot-ratelimit-"):
+			f.addHubSpot(k, k[len("x-hubspot-ratelimit-"):], v)
+		case eqFold(k, "x-shopify-shop-api-call-limit"):
+			f.put(k, fShopify, v)
+		}
+	case 'a':
+		if hasPrefixFold(k, "anthropic-ratelimit-") {
+			f.addNamedSuffix(k, k[len("anthropic-ratelimit-"):], v, all)
+		}
+	case 's':
+		if eqFold(k, "sforce-limit-info") {
+			f.put(k, fSforce, v)
+		}
+	}
+}
+
+func (f *fields) addIETF(k, rest string, v []string) {
+	var i int
+	switch {
+	case rest == "":
+		i = fRL
+	case eqFold(rest, "-policy"):
+		i = fRLPolicy
+	case eqFold(rest, "-limit"):
+		i = fRLLimit
+	case eqFold(rest, "-remaining"):
+		i = fRLRemaining
+	case eqFold(rest, "-reset"):
+		i = fRLReset
+	case eqFold(rest, "-resettime"):
+		i = fRLResetTime
+	case eqFold(rest, "-observed"):
+		i = fRLObserved
+	case eqFold(rest, "-name"):
+		i = fRLName
+	case eqFold(rest, "-reason"):
+		i = fRLReason
+	default:
+		return
+	}
+	f.put(k, i, v)
+}
+
+// addX sorts the X-RateLimit-* headers: GitHub, Discord, Reddit and Jira's
+// plain ones, OpenAI's x-ratelimit-{limit,remaining,reset}-NAME and Linear's
+// X-RateLimit-NAME-{Limit,Remaining,Reset}.
+func (f *fields) addX(k, rest string, v []string, all bool) {
+	for _, x := range [...]struct {
+		name string
+		i    int
+	}{
+		{"limit", fXLimit}, {"remaining", fXRemaining}, {"reset", fXReset},
+		{"used", fXUsed}, {"resource", fXResource}, {"bucket", fXBucket},
+		{"reset-after", fXResetAfter}, {"retry-after", fXRetryAfter},
+	} {
+		if eqFold(rest, x.name) {
+			f.put(k, x.i, v)
+			return
+		}
+	}
+	for kind, prefix := range [...]string{"limit-", "remaining-", "reset-"} {
+		if hasPrefixFold(rest, prefix) && len(rest) > len(prefix) {
+			f.addNamed(k, rest[len(prefix):], kind, v, all)
+			return
+		}
+	}
+	f.addNamedSuffix(k, rest, v, all)
+}
+
+// addNamedSuffix sorts NAME-limit, NAME-remaining and NAME-reset.
+func (f *fields) addNamedSuffix(k, rest string, v []string, all bool) {
+	for kind, suffix := range [...]string{"-limit", "-remaining", "-reset"} {
+		if n := len(rest) - len(suffix); n > 0 && eqFold(rest[n:], suffix) {
+			f.addNamed(k, rest[:n], kind, v, all)
+			return
+		}
+	}
+}
+
+func (f *fields) addNamed(k, name string, kind int, v []string, all bool) {
+	if eqFold(name, "requests") {
+		f.put(k, fReqLimit+kind, v)
+	} else if all {
+		f.named = append(f.named, namedField{strings.ToLower(name), k, kind, v})
+	}
+}
+
+func (f *fields) addHubSpot(k, rest string, v []string) {
+	for _, x := range [...]struct {
+		name string
+		i    int
+	}{
+		{"daily", fHSDaily}, {"daily-remaining", fHSDailyRemaining},
+		{"max", fHSMax}, {"remaining", fHSRemaining},
+		{"interval-milliseconds", fHSInterval},
+		{"secondly", fHSSecondly}, {"secondly-remaining", fHSSecondlyRemaining},
+	} {
+		if eqFold(rest, x.name) {
+			f.put(k, x.i, v)
+			return
+		}
+	}
+}
+
+// A small, strict parser for the parts of RFC 9651 (Structured Field Values
+// for HTTP) the IETF RateLimit fields use: Lists and Dictionaries of Items
+// with Parameters. Every bare item type is recognised so that a valid field
+// is never rejected, but only Integers, Decimals, Strings and Tokens carry
+// values out. The parser does not allocate: items refer to the field text,
+// and parameters stay as validated text, looked up on demand.
+
+type sfKind uint8
+
+const (
+	sfNone sfKind = iota
+	sfInteger
+	sfDecimal
+	sfString
+	sfToken
+	sfBytes
+	sfBoolean
+	sfDate
+	sfDisplayString
+	sfInnerList
+)
+
+// sfBare is a bare item. For Strings, str is the text between the quotes
+// with its escapes still in place.
+type sfBare struct {
+	kind sfKind
+	num  float64 // Integer, Decimal, Date
+	str  string  // String, Token
+	esc  bool    // str holds backslash escapes
+}
+
+// sfItem is an Item or Inner List and its Parameters, kept as validated text
+// (";q=100;w=60").
+type sfItem struct {
+	bare   sfBare
+	params string
+}
+
+type sfMember struct {
+	key  string
+	item sfItem
+}
+
+// name returns the policy name a String or Token holds.
+func (b sfBare) name() (string, bool) {
+	switch b.kind {
+	case sfToken:
+		return b.str, true
+	case sfString:
+		if !b.esc {
+			return b.str, true
+		}
+		var sb strings.Builder
+		for i := 0; i < len(b.str); i++ {
+			if b.str[i] == '\\' {
+				i++
+			}
+			sb.WriteByte(b.str[i])
+		}
+		return sb.String(), true
+	}
+	return "", false
+}
+
+// count returns a non-negative Integer or Decimal.
+func (b sfBare) count() (float64, bool) {
+	if (b.kind == sfInteger || b.kind == sfDecimal) && b.num >= 0 {
+		return b.num, true
+	}
+	return 0, false
+}
+
+// seconds returns a non-negative Integer number of seconds as a Duration.
+func (b sfBare) seconds() (time.Duration, bool) {
+	if b.kind != sfInteger || b.num < 0 {
+		return 0, false
+	}
+	return scaleDuration(uint64(b.num), 0, time.Second)
+}
+
+// param returns the value of the parameter key (the last one, RFC 9651
+// §4.2.3.2), or the zero sfBare.
+func (it sfItem) param(key string) sfBare {
+	p := sfParser{s: it.params}
+	var v sfBare
+	for p.i < len(p.s) && p.s[p.i] == ';' {
+		p.i++
+		p.skipSP()
+		k, _ := p.key()
+		b := sfBare{kind: sfBoolean, num: 1}
+		if p.i < len(p.s) && p.s[p.i] == '=' {
+			p.i++
+			b, _ = p.bare()
+		}
+		if k == key {
+			v = b
+		}
+	}
+	return v
+}
+
+// window returns the w parameter: a positive Integer number of seconds.
+func (it sfItem) window() (time.Duration, bool) {
+	w, ok := it.param("w").seconds()
+	return w, ok && w > 0
+}
+
+// sfListLines parses the field lines of a List field as one List (RFC 9651
+// §4.2: lines are combined with commas), appending its members to out. It
+// reports false, and the field is to be ignored, if any line fails. Members
+// past maxMembers are validated but not kept.
+func sfListLines(lines []string, out []sfItem) ([]sfItem, bool) {
+	for _, line := range lines {
+		p := sfParser{s: trimOWS(line)}
+		var ok bool
+		if out, ok = p.list(out); !ok {
+			return out, false
+		}
+	}
+	return out, true
+}
+
+// sfDictLines is sfListLines for a Dictionary. A repeated key keeps the last
+// value (§4.2.2).
+func sfDictLines(lines []string, out []sfMember) ([]sfMember, bool) {
+	for _, line := range lines {
+		p := sfParser{s: trimOWS(line)}
+		var ok bool
+		if out, ok = p.dict(out); !ok {
+			return out, false
+		}
+	}
+	return out, true
+}
+
+type sfParser struct {
+	s string
+	i int
+}
+
+func (p *sfParser) skipSP() {
+	for p.i < len(p.s) && p.s[p.i] == ' ' {
+		p.i++
+	}
+}
+
+func (p *sfParser) skipOWS() {
+	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t') {
+		p.i++
+	}
+}
+
+// next moves past the comma between members (§4.2.1): it reports done at
+// the end of input and fails on anything but a comma followed by a member.
+func (p *sfParser) next() (done, ok bool) {
+	p.skipOWS()
+	if p.i == len(p.s) {
+		return true, true
+	}
+	if p.s[p.i] != ',' {
+		return false, false
+	}
+	p.i++
+	p.skipOWS()
+	return false, p.i < len(p.s) // a trailing comma fails
+}
+
+// list parses a List (§4.2.1).
+func (p *sfParser) list(out []sfItem) ([]sfItem, bool) {
+	for p.i < len(p.s) {
+		it, ok := p.itemOrInnerList()
+		if !ok {
+			return out, false
+		}
+		if len(out) < maxMembers {
+			out = append(out, it)
+		}
+		if done, ok := p.next(); done || !ok {
+			return out, ok
+		}
+	}
+	return out, true
+}
+
+// dict parses a Dictionary (§4.2.2).
+func (p *sfParser) dict(out []sfMember) ([]sfMember, bool) {
+	for p.i < len(p.s) {
+		k, ok := p.key()
+		if !ok {
+			return out, false
+		}
+		var it sfItem
+		if p.i < len(p.s) && p.s[p.i] == '=' {
+			p.i++
+			if it, ok = p.itemOrInnerList(); !ok {
+				return out, false
+			}
+		} else {
+			it.bare = sfBare{kind: sfBoolean, num: 1}
+			if it.params, ok = p.params(); !ok {
+				return out, false
+			}
+		}
+		if i := slices.IndexFunc(out, func(m sfMember) bool { return m.key == k }); i >= 0 {
+			out[i].item = it
+		} else if len(out) < maxMembers {
+			out = append(out, sfMember{k, it})
+		}
+		if done, ok := p.next(); done || !ok {
+			return out, ok
+		}
+	}
+	return out, true
+}
+
+// itemOrInnerList parses an Item or an Inner List (§4.2.1.1).
+func (p *sfParser) itemOrInnerList() (sfItem, bool) {
+	if p.i < len(p.s) && p.s[p.i] == '(' {
+		p.i++
+		for {
+			p.skipSP()
+			if p.i == len(p.s) {
+				return sfItem{}, false
+			}
+			if p.s[p.i] == ')' {
+				p.i++
+				params, ok := p.params()
+				return sfItem{bare: sfBare{kind: sfInnerList}, params: params}, ok
+			}
+			if _, ok := p.item(); !ok {
+				return sfItem{}, false
+			}
+			if p.i == len(p.s) || p.s[p.i] != ' ' && p.s[p.i] != ')' {
+				return sfItem{}, false
+			}
+		}
+	}
+	return p.item()
+}
+
+// item parses an Item (§4.2.3).
+func (p *sfParser) item() (sfItem, bool) {
+	b, ok := p.bare()
+	if !ok {
+		return sfItem{}, false
+	}
+	params, ok := p.params()
+	return sfItem{bare: b, params: params}, ok
+}
+
+// params parses Parameters (§4.2.3.2) and returns their text.
+func (p *sfParser) params() (string, bool) {
+	start := p.i
+	for p.i < len(p.s) && p.s[p.i] == ';' {
+		p.i++
+		p.skipSP()
+		if _, ok := p.key(); !ok {
+			return "", false
+		}
+		if p.i < len(p.s) && p.s[p.i] == '=' {
+			p.i++
+			if _, ok := p.bare(); !ok {
+				return "", false
+			}
+		}
+	}
+	return p.s[start:p.i], true
+}
+
+// key parses a Key (§4.2.3.3).
+func (p *sfParser) key() (string, bool) {
+	start := p.i
+	if p.i == len(p.s) || !(p.s[p.i] >= 'a' && p.s[p.i] <= 'z' || p.s[p.i] == '*') {
+		return "", false
+	}
+	for p.i++; p.i < len(p.s); p.i++ {
+		c := p.s[p.i]
+		if !(c >= 'a' && c <= 'z' || isDigit(c) || c == '_' || c == '-' || c == '.' || c == '*') {
+			break
+		}
+	}
+	return p.s[start:p.i], true
+}
+
+// bare parses a Bare Item (§4.2.3.1).
+func (p *sfParser) bare() (sfBare, bool) {
+	if p.i == len(p.s) {
+		return sfBare{}, false
+	}
+	switch c := p.s[p.i]; {
+	case c == '-' || isDigit(c):
+		return p.number()
+	case c == '"':
+		return p.string()
+	case c == '*' || isAlpha(c):
+		return p.token()
+	case c == ':':
+		return p.bytes()
+	case c == '?':
+		if p.i+1 < len(p.s) && (p.s[p.i+1] == '0' || p.s[p.i+1] == '1') {
+			p.i += 2
+			return sfBare{kind: sfBoolean, num: float64(p.s[p.i-1] - '0')}, true
+		}
+	case c == '@':
+		p.i++
+		if b, ok := p.number(); ok && b.kind == sfInteger {
+			return sfBare{kind: sfDate, num: b.num}, true
+		}
+	case c == '%':
+		return p.displayString()
+	}
+	return sfBare{}, false
+}
+
+// number parses an Integer (at most 15 digits) or a Decimal (at most 12
+// integer and 1 to 3 fractional digits), §4.2.4.
+func (p *sfParser) number() (sfBare, bool) {
+	neg := p.i < len(p.s) && p.s[p.i] == '-'
+	if neg {
+		p.i++
+	}
+	var n int64
+	digitsRead := 0
+	for ; p.i < len(p.s) && isDigit(p.s[p.i]); p.i++ {
+		if digitsRead == 15 {
+			return sfBare{}, false
+		}
+		n = n*10 + int64(p.s[p.i]-'0')
+		digitsRead++
+	}
+	if digitsRead == 0 {
+		return sfBare{}, false
+	}
+	b := sfBare{kind: sfInteger, num: float64(n)}
+	if p.i < len(p.s) && p.s[p.i] == '.' {
+		if digitsRead > 12 {
+			return sfBare{}, false
+		}
+		p.i++
+		var frac int64
+		scale := 1
+		for ; p.i < len(p.s) && isDigit(p.s[p.i]); p.i++ {
+			if scale == 1000 {
+				return sfBare{}, false
+			}
+			frac = frac*10 + int64(p.s[p.i]-'0')
+			scale *= 10
+		}
+		if scale == 1 {
+			return sfBare{}, false
+		}
+		b = sfBare{kind: sfDecimal, num: float64(n) + float64(frac)/float64(scale)}
+	}
+	if neg {
+		b.num = -b.num
+	}
+	return b, true
+}
+
+// string parses a String (§4.2.5).
+func (p *sfParser) string() (sfBare, bool) {
+	p.i++
+	start := p.i
+	esc := false
+	for ; p.i < len(p.s); p.i++ {
+		switch c := p.s[p.i]; {
+		case c == '\\':
+			p.i++
+			if p.i == len(p.s) || p.s[p.i] != '"' && p.s[p.i] != '\\' {
+				return sfBare{}, false
+			}
+			esc = true
+		case c == '"':
+			p.i++
+			return sfBare{kind: sfString, str: p.s[start : p.i-1], esc: esc}, true
+		case c < 0x20 || c > 0x7e:
+			return sfBare{}, false
+		}
+	}
+	return sfBare{}, false
+}
+
+// token parses a Token (§4.2.6).
+func (p *sfParser) token() (sfBare, bool) {
+	start := p.i
+	for p.i++; p.i < len(p.s); p.i++ {
+		c := p.s[p.i]
+		if !(isDigit(c) || isAlpha(c) || strings.IndexByte("!#$%&'*+-.^_`|~:/", c) >= 0) {
+			break
+		}
+	}
+	return sfBare{kind: sfToken, str: p.s[start:p.i]}, true
+}
+
+// bytes parses a Byte Sequence (§4.2.7); its content is not needed.
+func (p *sfParser) bytes() (sfBare, bool) {
+	for p.i++; p.i < len(p.s); p.i++ {
+		c := p.s[p.i]
+		if c == ':' {
+			p.i++
+			return sfBare{kind: sfBytes}, true
+		}
+		if !(isDigit(c) || isAlpha(c) || c == '+' || c == '/' || c == '=') {
+			return sfBare{}, false
+		}
+	}
+	return sfBare{}, false
+}
+
+// displayString parses a Display String (§4.2.10); its content is not needed.
+func (p *sfParser) displayString() (sfBare, bool) {
+	if p.i+1 >= len(p.s) || p.s[p.i+1] != '"' {
+		return sfBare{}, false
+	}
+	isHex := func(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' }
+	for p.i += 2; p.i < len(p.s); p.i++ {
+		switch c := p.s[p.i]; {
+		case c == '%':
+			if p.i+2 >= len(p.s) || !isHex(p.s[p.i+1]) || !isHex(p.s[p.i+2]) {
+				return sfBare{}, false
+			}
+			p.i += 2
+		case c == '"':
+			p.i++
+			return sfBare{kind: sfDisplayString}, true
+		case c < 0x20 || c > 0x7e:
+			return sfBare{}, false
+		}
+	}
+	return sfBare{}, false
+}
