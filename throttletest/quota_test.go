@@ -1,0 +1,171 @@
+package throttletest
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const ms = time.Millisecond
+
+// TestCounter drives the pure quota arithmetic with synthetic elapsed times
+// and checks every value exactly.
+func TestCounter(t *testing.T) {
+	type step struct {
+		at        time.Duration // elapsed time of the request
+		admitted  bool
+		remaining int64
+		reset     time.Duration // elapsed time
+		retry     time.Duration
+	}
+	// repeat returns n admitted steps at the same time, remaining counting down.
+	repeat := func(at time.Duration, n int, from int64, reset func(i int) time.Duration) []step {
+		var s []step
+		for i := range n {
+			s = append(s, step{at: at, admitted: true, remaining: from - int64(i), reset: reset(i)})
+		}
+		return s
+	}
+	oneSecond := func(int) time.Duration { return time.Second }
+	cases := []struct {
+		name  string
+		quota Quota
+		steps []step
+	}{
+		{
+			name:  "FixedWindow",
+			quota: Quota{Limit: 3, Window: time.Second},
+			steps: concat(
+				repeat(0, 3, 2, oneSecond),
+				[]step{
+					{at: 0, remaining: 0, reset: time.Second, retry: time.Second},
+					{at: 999 * ms, remaining: 0, reset: time.Second, retry: ms},
+					{at: time.Second, admitted: true, remaining: 2, reset: 2 * time.Second},
+					// Windows stay aligned to the start, however late the request.
+					{at: 5500 * ms, admitted: true, remaining: 2, reset: 6 * time.Second},
+				},
+			),
+		},
+		{
+			name:  "SlidingWindow",
+			quota: Quota{Limit: 10, Window: time.Second, Algorithm: SlidingWindow},
+			steps: concat(
+				repeat(0, 10, 9, oneSecond),
+				[]step{
+					{at: 0, remaining: 0, reset: time.Second, retry: time.Second},
+					// The window has ended, yet the estimate is 10×1 + 0.
+					{at: time.Second, remaining: 0, reset: 2 * time.Second, retry: time.Second},
+					// 10×0.75 = 7.5: 1 + 7.5 → remaining 10 − ⌈8.5⌉ = 1.
+					{at: 1250 * ms, admitted: true, remaining: 1, reset: 2 * time.Second},
+					{at: 1250 * ms, admitted: true, remaining: 0, reset: 2 * time.Second},
+					// 2 + 7.5 = 9.5 < 10: admitted, although nothing remained.
+					{at: 1250 * ms, admitted: true, remaining: 0, reset: 2 * time.Second},
+					{at: 1250 * ms, remaining: 0, reset: 2 * time.Second, retry: 750 * ms},
+					// 3×0.5 + 1 = 2.5 → remaining 10 − 3 = 7.
+					{at: 2500 * ms, admitted: true, remaining: 7, reset: 3 * time.Second},
+					// A skipped window forgets the past.
+					{at: 5 * time.Second, admitted: true, remaining: 9, reset: 6 * time.Second},
+				},
+			),
+		},
+		{
+			name:  "TokenBucket",
+			quota: Quota{Limit: 10, Window: time.Second, Algorithm: TokenBucket},
+			steps: concat(
+				// Each token taken is 100ms of refill.
+				repeat(0, 10, 9, func(i int) time.Duration { return time.Duration(i+1) * 100 * ms }),
+				[]step{
+					{at: 0, remaining: 0, reset: time.Second, retry: 100 * ms},
+					{at: 50 * ms, remaining: 0, reset: time.Second, retry: 50 * ms},
+					// 2.5 tokens: one taken leaves 1.5, full again in 850ms.
+					{at: 250 * ms, admitted: true, remaining: 1, reset: 1100 * ms},
+					{at: 250 * ms, admitted: true, remaining: 0, reset: 1200 * ms},
+					{at: 250 * ms, remaining: 0, reset: 1200 * ms, retry: 50 * ms},
+					// Refill stops at Limit.
+					{at: time.Hour, admitted: true, remaining: 9, reset: time.Hour + 100*ms},
+				},
+			),
+		},
+		{
+			name:  "TokenBucket uneven rate",
+			quota: Quota{Limit: 3, Window: time.Second, Algorithm: TokenBucket},
+			steps: []step{
+				{at: 0, admitted: true, remaining: 2, reset: 333333334},
+				{at: 0, admitted: true, remaining: 1, reset: 666666667},
+				{at: 0, admitted: true, remaining: 0, reset: time.Second},
+				{at: 0, remaining: 0, reset: time.Second, retry: 333333334},
+				{at: 333333333, remaining: 0, reset: time.Second, retry: 1},
+				{at: 333333334, admitted: true, remaining: 0, reset: 1333333334},
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCounter(tc.quota)
+			for i, s := range tc.steps {
+				c.advance(s.at)
+				ok := c.allows(s.at)
+				if ok {
+					c.take()
+				}
+				remaining, reset, retry := c.report(s.at)
+				got := step{at: s.at, admitted: ok, remaining: remaining, reset: reset}
+				if !ok {
+					got.retry = retry
+				}
+				require.Equal(t, s, got, "step %d at %v", i, s.at)
+			}
+		})
+	}
+}
+
+func concat[S ~[]E, E any](s ...S) S {
+	var out S
+	for _, x := range s {
+		out = append(out, x...)
+	}
+	return out
+}
+
+// TestCounterHuge checks that quotas whose Limit×Window overflows an int64
+// in nanoseconds still count exactly, and that very late requests do not
+// overflow.
+func TestCounterHuge(t *testing.T) {
+	for _, alg := range []Algorithm{FixedWindow, SlidingWindow, TokenBucket} {
+		t.Run(alg.String(), func(t *testing.T) {
+			c := newCounter(Quota{Limit: math.MaxInt, Window: 24 * time.Hour, Algorithm: alg})
+			assert.Equal(t, int64(MaxLimit), c.limit)
+			assert.Greater(t, c.unit, time.Duration(1), "unit")
+			late := time.Duration(math.MaxInt64 / 2)
+			for _, at := range []time.Duration{0, late} {
+				c.advance(at)
+				require.True(t, c.allows(at), "allows at %v", at)
+				c.take()
+				remaining, reset, _ := c.report(at)
+				assert.Equal(t, int64(MaxLimit-1), remaining, "remaining at %v", at)
+				assert.Greater(t, reset, at, "reset at %v", at)
+			}
+		})
+	}
+}
+
+func TestQuotaNormalize(t *testing.T) {
+	cases := []struct {
+		in, want Quota
+	}{
+		{Quota{}, Quota{Limit: DefaultLimit, Window: DefaultWindow}},
+		{Quota{Limit: -5, Window: -time.Second}, Quota{Limit: DefaultLimit, Window: DefaultWindow}},
+		{Quota{Limit: 5000, Window: time.Hour, Algorithm: TokenBucket}, Quota{Limit: 5000, Window: time.Hour, Algorithm: TokenBucket}},
+		{Quota{Limit: math.MaxInt, Window: time.Hour}, Quota{Limit: MaxLimit, Window: time.Hour}},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprint(tc.in), func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.in.normalize(), "Quota(%v).normalize()", tc.in)
+		})
+	}
+	assert.PanicsWithValue(t, "throttletest: unknown Algorithm(7)", func() { Quota{Algorithm: 7}.normalize() })
+}
