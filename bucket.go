@@ -2,6 +2,7 @@ package throttle
 
 import (
 	"errors"
+	"log/slog"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,9 @@ const (
 	DefaultMaxQueue = 1000
 	// DefaultMaxWait is the longest a caller waits when Config.MaxWait is zero.
 	DefaultMaxWait = time.Minute
+	// DefaultMaxCooldown caps server-requested waits when Config.MaxCooldown
+	// is zero.
+	DefaultMaxCooldown = 10 * time.Minute
 )
 
 // Errors returned when a bucket refuses a caller. They are returned wrapped,
@@ -60,6 +64,36 @@ type Config struct {
 	// predicted wait is longer is refused at once with [ErrWaitTooLong]. Zero
 	// means [DefaultMaxWait]; negative means no limit beyond the context's.
 	MaxWait time.Duration
+
+	// Pace chooses how a bucket spends a quota that the server reports:
+	// [PaceEven] (the zero value) spreads what is left over the time left,
+	// [PaceBurst] lets callers spend it at once and then holds them until the
+	// window resets.
+	Pace Pace
+
+	// Name identifies the bucket in events, logs and errors. [Transport]
+	// sets it to the bucket's key.
+	Name string
+
+	// OnEvent, if not nil, is called with every [Event]: long waits,
+	// refusals, cooldowns, changes of rate. It is called without the
+	// bucket's lock held, on the goroutine that caused the event, and may
+	// call the bucket's methods.
+	OnEvent func(Event)
+
+	// Logger, if not nil, receives the same events as OnEvent. A bucket logs
+	// nothing by default.
+	Logger *slog.Logger
+
+	// SlowWait is the wait beyond which a caller's wait is reported as an
+	// [EventWait]. Zero means one second.
+	SlowWait time.Duration
+
+	// MaxCooldown caps every wait the server asks for (Retry-After, a reset
+	// far ahead, backoff after repeated 429s), so that a hostile or broken
+	// header never hangs a client. Zero means [DefaultMaxCooldown]; negative
+	// values are treated as zero.
+	MaxCooldown time.Duration
 }
 
 // Validate reports the first invalid field of c, or nil. [NewBucket] accepts
@@ -106,6 +140,8 @@ type Bucket struct {
 	// fails its compare-and-swap.
 	interval atomic.Uint64
 	tau      atomic.Uint64
+	// admittedFast counts the callers the lock-free path admitted.
+	admittedFast atomic.Uint64
 
 	epoch time.Time // the origin of the bucket's clock; monotonic
 
@@ -122,6 +158,15 @@ type Bucket struct {
 	hold     float64    // nothing is admitted before this instant (cooldown)
 	q        queue
 	timer    *time.Timer // wakes the queue's head; created on first use
+
+	adapt // what the server has said; see adaptive.go
+
+	name     string
+	onEvent  func(Event)
+	logger   *slog.Logger
+	slowWait float64
+	pending  []Event // events to emit once the lock is released
+	stats    counters
 }
 
 // slowPath in Bucket.fast says that the mutex owns the state.
@@ -132,6 +177,7 @@ const slowPath = ^uint64(0)
 // [Config]; use [Config.Validate] to reject them instead.
 func NewBucket(c Config) *Bucket {
 	b := &Bucket{epoch: time.Now(), maxQueue: c.MaxQueue, maxWait: math.Inf(1)}
+	b.jitter.Seed(uint64(b.epoch.UnixNano()), 0x7468726f74746c65)
 	if b.maxQueue == 0 {
 		b.maxQueue = DefaultMaxQueue
 	}
@@ -146,15 +192,27 @@ func NewBucket(c Config) *Bucket {
 		limit = 0
 	}
 	b.ceiling = limit
+	b.pace = c.Pace
+	b.name, b.onEvent, b.logger = c.Name, c.OnEvent, c.Logger
+	b.slowWait = float64(time.Second)
+	if c.SlowWait > 0 {
+		b.slowWait = float64(c.SlowWait)
+	}
+	b.maxCooldown = float64(DefaultMaxCooldown)
+	if c.MaxCooldown > 0 {
+		b.maxCooldown = float64(c.MaxCooldown)
+	}
 	if limit == 0 {
-		limit = rate.Inf // until adaptation learns it
+		limit = rate.Inf // until the server's answer says otherwise
+		b.learning = true
 	}
 	b.limit = limit
 	b.burst = max(c.Burst, 0)
 	b.auto = b.burst == 0
 	b.tat = b.now() // full
 	b.applyParams()
-	b.fast.Store(math.Float64bits(b.tat))
+	b.fast.Store(slowPath)
+	b.release(b.tat)
 	return b
 }
 
@@ -190,6 +248,7 @@ func (b *Bucket) AllowN(n int) bool {
 		}
 		iv := math.Float64frombits(b.interval.Load())
 		if iv == 0 {
+			b.admittedFast.Add(1)
 			return true
 		}
 		now := b.now()
@@ -198,6 +257,7 @@ func (b *Bucket) AllowN(n int) bool {
 			return false
 		}
 		if b.fast.CompareAndSwap(w, math.Float64bits(next)) {
+			b.admittedFast.Add(1)
 			return true
 		}
 	}
@@ -224,10 +284,10 @@ func (b *Bucket) own() float64 {
 }
 
 // release hands the state back to the lock-free path when nothing needs the
-// mutex's judgement: nobody queued and no cooldown. It requires that b.mu is
+// mutex's judgement: nobody queued, no cooldown, no server budget. It requires that b.mu is
 // held.
 func (b *Bucket) release(now float64) {
-	if b.q.len == 0 && now >= b.hold {
+	if b.q.len == 0 && now >= b.hold && !b.learning && now >= b.budgetEnd {
 		b.fast.Store(math.Float64bits(b.tat))
 	}
 }
@@ -281,14 +341,30 @@ func (b *Bucket) setTokens(now, tokens float64) {
 // take takes n tokens at now if they are there. It requires that b.mu is held
 // and the state owned.
 func (b *Bucket) take(now float64, n int) bool {
-	iv := b.iv()
-	if iv == 0 {
+	if b.learning {
+		// Cold start: one request at a time goes out to learn the quota.
+		if b.probing > 0 {
+			return false
+		}
+		b.probing++
+		b.stats.admitted++
 		return true
 	}
-	if b.readyAt(now, n) > now+1 { // 1ns of slack absorbs the timer's rounding
+	budget := b.budgetEnd > now
+	if budget && b.budget < float64(n) {
 		return false
 	}
-	b.tat = max(b.tat, now) + float64(n)*iv
+	iv := b.iv()
+	if iv != 0 {
+		if b.readyAt(now, n) > now+1 { // 1ns of slack absorbs the timer's rounding
+			return false
+		}
+		b.tat = max(b.tat, now) + float64(n)*iv
+	}
+	if budget {
+		b.budget -= float64(n)
+	}
+	b.stats.admitted++
 	return true
 }
 
@@ -305,6 +381,10 @@ func (b *Bucket) readyAt(now float64, n int) float64 {
 	}
 	return max(b.tat, now) - iv*float64(b.burst) + float64(n)*iv
 }
+
+// count returns the callers admitted since the bucket was made. It requires
+// that b.mu is held.
+func (b *Bucket) count() uint64 { return b.stats.admitted + b.admittedFast.Load() }
 
 // Tokens returns the number of tokens the bucket holds now. It is fractional,
 // and negative when the server has said that more requests were spent than
@@ -343,6 +423,7 @@ func (b *Bucket) SetLimit(limit rate.Limit) {
 	if !(limit > 0) {
 		return
 	}
+	defer b.emit()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.own()
@@ -359,6 +440,7 @@ func (b *Bucket) SetBurst(burst int) {
 	if burst < 0 {
 		return
 	}
+	defer b.emit()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.own()
@@ -374,6 +456,9 @@ func (b *Bucket) setParams(now float64, limit rate.Limit, burst int) {
 	tokens := b.tokensAt(now)
 	if b.limit == rate.Inf {
 		tokens = math.Inf(1) // a finite limit starts full
+	}
+	if old := b.limit; limit != old && (old == rate.Inf || limit == rate.Inf || math.Abs(float64(limit-old)) > 0.1*float64(old)) {
+		b.note(Event{Kind: EventLimit, Limit: limit})
 	}
 	b.limit, b.burst = limit, burst
 	b.applyParams()

@@ -137,7 +137,7 @@ func BenchmarkQueue(b *testing.B) {
 			bk.mu.Lock()
 			bk.own()
 			for w := bk.q.head; w != nil; w = bk.q.head {
-				bk.finish(w, context.Canceled)
+				bk.finish(0, w, context.Canceled)
 			}
 			bk.mu.Unlock()
 		})

@@ -2,6 +2,7 @@ package throttle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -11,6 +12,7 @@ import (
 // is closed once the waiter is done: granted its tokens (err nil) or refused.
 type waiter struct {
 	n          int
+	since      float64 // when it joined the queue
 	deadline   float64 // bucket clock; +Inf: none
 	byCtx      bool    // deadline is the context's, not MaxWait's
 	ready      chan struct{}
@@ -84,9 +86,13 @@ func (b *Bucket) WaitN(ctx context.Context, n int) error {
 	if b.AllowN(n) {
 		return nil
 	}
+	defer b.emit()
 	b.mu.Lock()
 	now := b.own()
 	w, err := b.enqueue(ctx, now, n)
+	if err != nil {
+		b.refused(err)
+	}
 	b.release(now)
 	b.mu.Unlock()
 	if w == nil {
@@ -98,6 +104,19 @@ func (b *Bucket) WaitN(ctx context.Context, n int) error {
 	case <-ctx.Done():
 		return b.cancel(ctx, w)
 	}
+}
+
+// refused counts and reports a refusal. It requires that b.mu is held.
+func (b *Bucket) refused(err error) {
+	switch {
+	case errors.Is(err, ErrQueueFull):
+		b.stats.refusedFull++
+	case errors.Is(err, ErrWaitTooLong):
+		b.stats.refusedLong++
+	case errors.Is(err, ErrExceedsBurst):
+		b.stats.refBurst++
+	}
+	b.note(Event{Kind: EventRefused, Err: err})
 }
 
 // enqueue admits a caller asking for n tokens: it grants them at once (nil,
@@ -122,7 +141,7 @@ func (b *Bucket) enqueue(ctx context.Context, now float64, n int) (*waiter, erro
 	if at := b.planned(now, b.q.tokens+n); at > deadline {
 		return nil, tooLong(at-now, deadline-now, byCtx)
 	}
-	w := &waiter{n: n, deadline: deadline, byCtx: byCtx, ready: make(chan struct{})}
+	w := &waiter{n: n, since: now, deadline: deadline, byCtx: byCtx, ready: make(chan struct{})}
 	b.q.push(w)
 	if b.q.head == w {
 		b.arm(now)
@@ -134,7 +153,14 @@ func (b *Bucket) enqueue(ctx context.Context, now float64, n int) (*waiter, erro
 // callers ahead of it, will be served. It requires that b.mu is held and the
 // state owned.
 func (b *Bucket) planned(now float64, n int) float64 {
-	return max(b.hold, b.readyAt(now, n))
+	if b.learning {
+		return max(b.hold, now) // unknown until the first answer; re-planned then
+	}
+	at := max(b.hold, b.readyAt(now, n))
+	if b.budgetEnd > now && b.budget < float64(n) {
+		at = max(at, b.budgetEnd) // beyond what the server has left: its next window
+	}
+	return at
 }
 
 func tooLong(wait, allowed float64, byCtx bool) error {
@@ -148,10 +174,19 @@ func tooLong(wait, allowed float64, byCtx bool) error {
 
 // finish removes w from the queue and wakes it with err (nil: granted). It
 // requires that b.mu is held.
-func (b *Bucket) finish(w *waiter, err error) {
+func (b *Bucket) finish(now float64, w *waiter, err error) {
 	b.q.remove(w)
 	w.done, w.err = true, err
 	close(w.ready)
+	if err != nil {
+		b.refused(err)
+		return
+	}
+	b.stats.waited++
+	b.stats.waitTime += now - w.since
+	if now-w.since >= b.slowWait {
+		b.note(Event{Kind: EventWait, Wait: time.Duration(now - w.since)})
+	}
 }
 
 // dispatch serves the head of the queue for as long as the tokens are there,
@@ -159,7 +194,7 @@ func (b *Bucket) finish(w *waiter, err error) {
 // state owned.
 func (b *Bucket) dispatch(now float64) {
 	for w := b.q.head; w != nil && now >= b.hold && b.take(now, w.n); w = b.q.head {
-		b.finish(w, nil)
+		b.finish(now, w, nil)
 	}
 	b.arm(now)
 }
@@ -170,7 +205,7 @@ func (b *Bucket) dispatch(now float64) {
 func (b *Bucket) arm(now float64) {
 	w := b.q.head
 	at := math.Inf(1)
-	if w != nil {
+	if w != nil && !b.learning {
 		at = b.planned(now, w.n)
 	}
 	if math.IsInf(at, 1) {
@@ -189,6 +224,7 @@ func (b *Bucket) arm(now float64) {
 
 // wake runs on the timer: it serves whoever is ready.
 func (b *Bucket) wake() {
+	defer b.emit()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.own()
@@ -205,9 +241,9 @@ func (b *Bucket) replan(now float64) {
 	for w := b.q.head; w != nil; {
 		next := w.next
 		if b.iv() != 0 && w.n > b.burst {
-			b.finish(w, fmt.Errorf("%w: %d tokens asked, burst is now %d", ErrExceedsBurst, w.n, b.burst))
+			b.finish(now, w, fmt.Errorf("%w: %d tokens asked, burst is now %d", ErrExceedsBurst, w.n, b.burst))
 		} else if at := b.planned(now, ahead+w.n); at > w.deadline {
-			b.finish(w, tooLong(at-now, w.deadline-now, w.byCtx))
+			b.finish(now, w, tooLong(at-now, w.deadline-now, w.byCtx))
 		} else {
 			ahead += w.n
 		}
@@ -226,11 +262,15 @@ func (b *Bucket) cancel(ctx context.Context, w *waiter) error {
 	switch {
 	case !w.done:
 		b.q.remove(w)
+		b.stats.canceled++
 	case w.err != nil:
 		return w.err
 	default: // granted as the context ended: give the tokens back
 		if iv := b.iv(); iv != 0 && !math.IsInf(iv, 1) {
 			b.tat -= float64(w.n) * iv
+		}
+		if b.budgetEnd > now {
+			b.budget += float64(w.n)
 		}
 	}
 	b.dispatch(now)

@@ -1,0 +1,234 @@
+package throttle
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/time/rate"
+)
+
+// quota builds a Quota; negative counts mean not stated.
+func quota(limit, remaining float64, reset time.Duration) Quota {
+	q := Quota{Limit: limit, Remaining: remaining}
+	if reset > 0 {
+		q.Reset = time.Now().Add(reset)
+	}
+	return q
+}
+
+func TestColdStartProbesOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{}) // learn everything from the server
+		probe, err := b.Begin(t.Context())
+		require.NoError(t, err, "the first request goes out at once")
+		assert.False(t, b.Allow(), "others wait for the probe's answer")
+
+		ws := newWaiters()
+		for i := range 4 {
+			ws.wait(t.Context(), b, i, 1)
+		}
+		time.Sleep(time.Second)
+		// 10 per 10 s, 9 left: about one per second (aimed a second early).
+		q := quota(10, 9, 10*time.Second)
+		q.Window = 10 * time.Second
+		probe.DoneQuota(http.StatusOK, q)
+		got := ws.results()
+		for i := range 4 {
+			require.NoError(t, got[i].err)
+		}
+		assert.Less(t, got[0].at, got[3].at, "released at the learned pace, not all at once")
+		assert.LessOrEqual(t, got[3].at, 5*time.Second)
+		assert.InDelta(t, 1.0, float64(b.Limit()), 0.2, "learned rate: what is left over the time left")
+	})
+}
+
+func TestColdStartWithoutHeadersRunsFree(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{})
+		probe, err := b.Begin(t.Context())
+		require.NoError(t, err)
+		ws := newWaiters()
+		ws.wait(t.Context(), b, 0, 1)
+		probe.DoneQuota(http.StatusOK, quota(-1, -1, 0))
+		assert.Equal(t, result{0, 0, nil}, ws.results()[0], "released as soon as the answer says nothing")
+		for range 1000 {
+			require.True(t, b.Allow(), "no quota headers: unthrottled")
+		}
+		assert.Equal(t, rate.Inf, b.Limit())
+	})
+}
+
+func TestColdStartProbeFailureLetsAnotherProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{})
+		probe, err := b.Begin(t.Context())
+		require.NoError(t, err)
+		ws := newWaiters()
+		ws.wait(t.Context(), b, 0, 1)
+		probe.Done(nil) // transport error: no answer
+		assert.Equal(t, result{0, 0, nil}, ws.results()[0], "the next caller probes")
+	})
+}
+
+func TestRemainingLowersTokensMinusInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{Limit: 1, Burst: 10})
+		var flights []Flight
+		for range 3 {
+			f, err := b.Begin(t.Context())
+			require.NoError(t, err)
+			flights = append(flights, f)
+		}
+		require.InDelta(t, 7, b.Tokens(), 1e-9)
+		// The server has 5 left; two of ours are still on their way to it.
+		flights[0].DoneQuota(http.StatusOK, quota(-1, 5, 0))
+		assert.InDelta(t, 3, b.Tokens(), 1e-9, "tokens = remaining - in flight")
+		flights[1].DoneQuota(http.StatusOK, quota(-1, 9, 0))
+		assert.InDelta(t, 3, b.Tokens(), 1e-9, "without a newer window, never raised")
+		flights[2].Done(nil)
+	})
+}
+
+func TestStaleWindowNeverRaises(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{Limit: 100, Burst: 100})
+		b.ObserveQuota(http.StatusOK, quota(100, 10, 10*time.Second))
+		require.InDelta(t, 10, b.Tokens(), 1e-6)
+
+		time.Sleep(11 * time.Second) // the server's window has moved on
+		b.ObserveQuota(http.StatusOK, quota(100, 40, 10*time.Second))
+		assert.InDelta(t, 40, b.Tokens(), 1e-6, "a newer window raises the tokens")
+
+		// A late answer from the old window, claiming more left.
+		old := Quota{Limit: 100, Remaining: 90, Reset: time.Now().Add(-time.Second)}
+		b.ObserveQuota(http.StatusOK, old)
+		assert.InDelta(t, 40, b.Tokens(), 1e-6, "an older window never raises")
+		// A late answer from the old window, claiming less left, is ignored too.
+		old.Remaining = 0
+		b.ObserveQuota(http.StatusOK, old)
+		assert.InDelta(t, 40, b.Tokens(), 1e-6, "an older window says nothing about this one")
+	})
+}
+
+func TestConfiguredLimitIsACeiling(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{Limit: 5})
+		q := quota(1000, 999, time.Minute)
+		q.Window = time.Minute
+		b.ObserveQuota(http.StatusOK, q)
+		assert.Equal(t, rate.Limit(5), b.Limit(), "the server cannot raise a configured limit")
+		b.ObserveQuota(http.StatusOK, quota(1000, 10, time.Minute))
+		assert.Less(t, float64(b.Limit()), 5.0, "but it can lower it")
+	})
+}
+
+func TestSpentQuotaHoldsUntilReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{Limit: 10})
+		b.ObserveQuota(http.StatusOK, quota(100, 0, 7*time.Second))
+		start := time.Now()
+		require.NoError(t, b.Wait(t.Context()))
+		assert.Equal(t, 7*time.Second, time.Since(start), "held until the reset, not longer")
+	})
+}
+
+func TestCooldown(t *testing.T) {
+	tests := []struct {
+		name    string
+		status  int
+		q       Quota
+		resetIn time.Duration // 0: no reset
+		want    time.Duration // 0: no cooldown
+	}{
+		{"429 Retry-After", 429, Quota{Limit: -1, Remaining: -1, RetryAfter: 5 * time.Second}, 0, 5 * time.Second},
+		{"429 Retry-After beats reset", 429, Quota{Limit: 10, Remaining: 0, RetryAfter: 3 * time.Second}, 8 * time.Second, 3 * time.Second},
+		{"429 reset", 429, Quota{Limit: 10, Remaining: 0}, 8 * time.Second, 8 * time.Second},
+		{"503 Retry-After", 503, Quota{Limit: -1, Remaining: -1, RetryAfter: 2 * time.Second}, 0, 2 * time.Second},
+		{"503 alone", 503, Quota{Limit: -1, Remaining: -1}, 0, 0},
+		{"GitHub 403 remaining 0", 403, Quota{Limit: 60, Remaining: 0}, 30 * time.Second, 30 * time.Second},
+		{"GitHub 403 secondary", 403, Quota{Limit: 60, Remaining: 50, RetryAfter: 60 * time.Second}, 0, 60 * time.Second},
+		{"403 forbidden", 403, Quota{Limit: -1, Remaining: -1}, 0, 0},
+		{"hostile Retry-After capped", 429, Quota{Limit: -1, Remaining: -1, RetryAfter: 999999999 * time.Second}, 0, DefaultMaxCooldown},
+		{"hostile reset capped", 429, Quota{Limit: 10, Remaining: 0}, 50 * 365 * 24 * time.Hour, DefaultMaxCooldown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := NewBucket(Config{Limit: rate.Inf, MaxWait: -1})
+				q := tt.q
+				if tt.resetIn > 0 {
+					q.Reset = time.Now().Add(tt.resetIn)
+				}
+				b.ObserveQuota(tt.status, q)
+				start := time.Now()
+				require.NoError(t, b.Wait(t.Context()))
+				assert.Equal(t, tt.want, time.Since(start), "ObserveQuota(%d, %+v): wait", tt.status, tt.q)
+			})
+		})
+	}
+}
+
+func TestCooldownReplansQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{Limit: 1, Burst: 1, MaxWait: 4 * time.Second})
+		require.True(t, b.Allow())
+		ws := newWaiters()
+		ws.wait(t.Context(), b, 0, 1) // planned at 1s
+		short, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+		defer cancel()
+		ws.wait(short, b, 1, 1) // planned at 2s, deadline 2s
+
+		b.ObserveQuota(http.StatusTooManyRequests, Quota{Limit: -1, Remaining: -1, RetryAfter: 3 * time.Second})
+		synctest.Wait()
+		got := ws.results()
+		assert.Equal(t, result{0, 3 * time.Second, nil}, got[0], "served when the cooldown ends")
+		require.ErrorIs(t, got[1].err, ErrWaitTooLong)
+		require.ErrorIs(t, got[1].err, context.DeadlineExceeded)
+		assert.Equal(t, time.Duration(0), got[1].at, "a waiter that can no longer make it fails at once")
+		assert.False(t, b.Allow(), "one token at the end of the cooldown, taken")
+	})
+}
+
+func TestBackoffWithoutHeaders(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{Limit: 10, MaxWait: -1})
+		var waits []time.Duration
+		for range 4 {
+			f, err := b.Begin(t.Context())
+			require.NoError(t, err)
+			start := time.Now()
+			f.DoneQuota(http.StatusTooManyRequests, Quota{Limit: -1, Remaining: -1})
+			require.NoError(t, b.Wait(t.Context()))
+			waits = append(waits, time.Since(start))
+		}
+		for i := 1; i < len(waits); i++ {
+			assert.Greater(t, waits[i], waits[i-1], "backoff grows: %v", waits)
+		}
+		assert.Less(t, float64(b.Limit()), 10.0, "429s without headers cut the rate")
+		assert.Less(t, waits[3], DefaultMaxCooldown)
+	})
+}
+
+func TestObserveNilAndFlightZero(t *testing.T) {
+	b := NewBucket(Config{Limit: 1})
+	b.Observe(nil)
+	Flight{}.Done(nil) // a zero Flight is inert
+	assert.True(t, b.Allow())
+}
+
+func TestObserveResponse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{Limit: 100, Burst: 100})
+		h := http.Header{}
+		h.Set("RateLimit-Limit", "100")
+		h.Set("RateLimit-Remaining", "7")
+		h.Set("RateLimit-Reset", "30")
+		b.Observe(&http.Response{StatusCode: 200, Header: h})
+		assert.InDelta(t, 7, b.Tokens(), 1e-6)
+	})
+}

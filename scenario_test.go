@@ -1,0 +1,242 @@
+package throttle
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/go-throttle/throttle/throttletest"
+)
+
+// A scenario drives 16 goroutines through one bucket against an in-memory
+// server model, in virtual time, and reports what the server saw.
+type scenario struct {
+	name    string
+	server  throttletest.Config
+	bucket  Config
+	windows int           // run length in server windows
+	jitter  time.Duration // extra random latency per request: answers arrive out of order
+}
+
+type outcome struct {
+	total, admitted, refused, shed int
+	used                           float64 // admitted / what the quota allowed over the run
+}
+
+func (o outcome) refusedShare() float64 { return float64(o.refused) / float64(max(o.total, 1)) }
+
+func (o outcome) String() string {
+	return fmt.Sprintf("%d requests, %d admitted, %d refused (%.2f%%), %d shed, %.1f%% of quota used",
+		o.total, o.admitted, o.refused, 100*o.refusedShare(), o.shed, 100*o.used)
+}
+
+const scenarioGoroutines = 16
+
+// run must be called inside a synctest bubble.
+func (sc scenario) run(t *testing.T) outcome {
+	srv := throttletest.NewHandler(sc.server)
+	b := NewBucket(sc.bucket)
+	window := sc.server.Window
+	if window == 0 {
+		window = throttletest.DefaultWindow
+	}
+	limit := sc.server.Limit
+	if limit == 0 {
+		limit = throttletest.DefaultLimit
+	}
+	dur := time.Duration(sc.windows) * window
+	start := time.Now()
+	ctx, cancel := context.WithDeadline(t.Context(), start.Add(dur))
+	defer cancel()
+
+	var wg sync.WaitGroup
+	for g := range scenarioGoroutines {
+		rng := rand.New(rand.NewPCG(uint64(g), 7))
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				f, err := b.Begin(ctx)
+				if err != nil {
+					if testing.Verbose() && time.Until(start.Add(dur)) > 5*time.Second {
+						t.Logf("goroutine %d gives up at %v: %v (limit %v)", g, time.Since(start), err, b.Limit())
+					}
+					return // refused: the run's end is nearer than the next token
+				}
+				if sc.jitter > 0 {
+					time.Sleep(time.Duration(rng.Int64N(int64(sc.jitter))))
+				}
+				req, _ := http.NewRequestWithContext(context.Background(), "GET", "http://api.test/x", nil)
+				resp, err := srv.RoundTrip(req)
+				if err != nil {
+					f.Done(nil)
+					continue
+				}
+				f.Done(resp)
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	st := srv.Stats()
+	if testing.Verbose() && sc.name == "" {
+		for _, p := range st.Series {
+			t.Logf("second %d: %+v", p.Second, p.Counts)
+		}
+	}
+	return outcome{
+		total:    st.Total(),
+		admitted: st.Admitted,
+		refused:  st.Refused,
+		shed:     st.Shed,
+		used:     float64(st.Admitted) / (float64(limit) * float64(sc.windows)),
+	}
+}
+
+func fixed(d throttletest.Dialect) throttletest.Config {
+	return throttletest.Config{
+		Quota:   throttletest.Quota{Limit: 100, Window: 10 * time.Second},
+		Dialect: d, Latency: 50 * time.Millisecond,
+	}
+}
+
+// TestScenariosWithQuotaHeaders: servers that state their quota. Targets: no
+// 429 at all, at least 97% of the quota used, zero-config and configured.
+func TestScenariosWithQuotaHeaders(t *testing.T) {
+	skewed := fixed(throttletest.GitHub)
+	skewed.DateSkew = -time.Hour
+	bucketServer := fixed(throttletest.IETFStructured)
+	bucketServer.Algorithm = throttletest.TokenBucket
+	for _, sc := range []scenario{
+		{name: "github", server: fixed(throttletest.GitHub)},
+		{name: "github/configured", server: fixed(throttletest.GitHub), bucket: Config{Limit: 10}},
+		{name: "github/configured-higher", server: fixed(throttletest.GitHub), bucket: Config{Limit: 50, Burst: 20}},
+		{name: "github/skewed-date", server: skewed},
+		{name: "github/out-of-order", server: fixed(throttletest.GitHub), jitter: 300 * time.Millisecond},
+		{name: "ietf", server: fixed(throttletest.IETF)},
+		{name: "ietf-structured", server: fixed(throttletest.IETFStructured)},
+		{name: "openai", server: fixed(throttletest.OpenAI)},
+		{name: "token-bucket-server", server: bucketServer},
+		{name: "github/burst-pacing", server: fixed(throttletest.GitHub), bucket: Config{Pace: PaceBurst}},
+	} {
+		sc.windows = 12
+		t.Run(sc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				o := sc.run(t)
+				t.Log(o)
+				if o.refused > 0 {
+					t.Errorf("%s: %d requests refused, want 0", sc.name, o.refused)
+				}
+				if o.used < 0.97 {
+					t.Errorf("%s: %.1f%% of the quota used, want >= 97%%", sc.name, 100*o.used)
+				}
+			})
+		})
+	}
+}
+
+// TestScenarioSlidingWindow: a sliding-window counter whose reset header
+// points at the fixed window's end, as go-chi/httprate sends it. Targets: at
+// most 1% refused, at least 90% of the quota used.
+func TestScenarioSlidingWindow(t *testing.T) {
+	for _, d := range []throttletest.Dialect{throttletest.GitHub, throttletest.IETF} {
+		t.Run(d.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := fixed(d)
+				srv.Algorithm = throttletest.SlidingWindow
+				o := scenario{server: srv, windows: 12}.run(t)
+				t.Log(o)
+				if o.refusedShare() > 0.01 {
+					t.Errorf("%.2f%% refused, want <= 1%%", 100*o.refusedShare())
+				}
+				if o.used < 0.90 {
+					t.Errorf("%.1f%% of the quota used, want >= 90%%", 100*o.used)
+				}
+			})
+		})
+	}
+}
+
+// TestScenariosWithoutQuotaHeaders: servers that say nothing but 429 (or
+// Retry-After). Targets: at most 5% refused, at least 80% of the server's
+// rate used.
+func TestScenariosWithoutQuotaHeaders(t *testing.T) {
+	for _, sc := range []scenario{
+		{name: "none/token-bucket", server: throttletest.Config{Quota: throttletest.Quota{Limit: 10, Window: time.Second, Algorithm: throttletest.TokenBucket}, Dialect: throttletest.None, Latency: 50 * time.Millisecond}},
+		{name: "none/fixed", server: throttletest.Config{Quota: throttletest.Quota{Limit: 10, Window: time.Second}, Dialect: throttletest.None, Latency: 50 * time.Millisecond}},
+		{name: "retry-after/token-bucket", server: throttletest.Config{Quota: throttletest.Quota{Limit: 10, Window: time.Second, Algorithm: throttletest.TokenBucket}, Dialect: throttletest.RetryAfterOnly, Latency: 50 * time.Millisecond}},
+		{name: "retry-after/fixed", server: throttletest.Config{Quota: throttletest.Quota{Limit: 100, Window: 10 * time.Second}, Dialect: throttletest.RetryAfterOnly, Latency: 50 * time.Millisecond}},
+	} {
+		sc.windows = 120
+		if sc.server.Window == 10*time.Second {
+			sc.windows = 12
+		}
+		t.Run(sc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				o := sc.run(t)
+				t.Log(o)
+				if o.refusedShare() > 0.05 {
+					t.Errorf("%.2f%% refused, want <= 5%%", 100*o.refusedShare())
+				}
+				if o.used < 0.80 {
+					t.Errorf("%.1f%% of the server's rate used, want >= 80%%", 100*o.used)
+				}
+			})
+		})
+	}
+}
+
+// TestScenarioLoadShedding: a server that sheds every 20th request with 503
+// and Retry-After: 1. The bucket cools down and keeps going.
+func TestScenarioLoadShedding(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := fixed(throttletest.IETF)
+		srv.ShedEvery = 20
+		o := scenario{server: srv, windows: 12}.run(t)
+		t.Log(o)
+		if o.refused > 0 {
+			t.Errorf("%d refused, want 0", o.refused)
+		}
+		if o.used < 0.80 {
+			t.Errorf("%.1f%% of the quota used, want >= 80%%", 100*o.used)
+		}
+	})
+}
+
+// TestScenarioHostile: every header lies (Retry-After: 999999999, resets
+// decades away, overflowing counts). No cooldown exceeds MaxCooldown, nothing
+// panics, and the bucket keeps serving.
+func TestScenarioHostile(t *testing.T) {
+	for _, d := range []throttletest.Dialect{throttletest.GitHub, throttletest.IETF, throttletest.IETFStructured, throttletest.OpenAI, throttletest.RetryAfterOnly} {
+		t.Run(d.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := fixed(d)
+				srv.Hostile = true
+				const maxCooldown = 30 * time.Second
+				var mu sync.Mutex
+				var longest time.Duration
+				onEvent := func(e Event) {
+					if e.Kind == EventCooldown {
+						mu.Lock()
+						longest = max(longest, time.Until(e.Until))
+						mu.Unlock()
+					}
+				}
+				o := scenario{server: srv, windows: 12, bucket: Config{MaxCooldown: maxCooldown, MaxWait: -1, OnEvent: onEvent}}.run(t)
+				t.Log(o, "; longest cooldown", longest)
+				if longest > maxCooldown {
+					t.Errorf("longest cooldown %v, want <= MaxCooldown %v", longest, maxCooldown)
+				}
+				if longest == 0 {
+					t.Error("no cooldown: the hostile server was not noticed")
+				}
+				if o.admitted < 100 {
+					t.Errorf("%d admitted, want the bucket to keep serving", o.admitted)
+				}
+			})
+		})
+	}
+}

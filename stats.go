@@ -1,0 +1,180 @@
+package throttle
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// BucketStats is a snapshot of a bucket: its state now and what it has done
+// since it was made. Counts are of calls (a WaitN of 5 tokens counts once).
+type BucketStats struct {
+	Limit    rate.Limit // current rate; rate.Inf: none
+	Burst    int        // current capacity
+	Tokens   float64    // tokens now; negative after a correction
+	Queued   int        // callers waiting now
+	InFlight int        // requests begun (Begin, Transport) and not yet answered
+	Learning bool       // no answer from the server yet (Config.Limit 0)
+
+	Admitted uint64        // callers admitted, at once or after waiting
+	Waited   uint64        // of those, the callers that had to queue
+	WaitTime time.Duration // total time those callers waited
+
+	RefusedFull    uint64 // refused with ErrQueueFull
+	RefusedTooLong uint64 // refused with ErrWaitTooLong, at admission or re-planned
+	RefusedBurst   uint64 // refused with ErrExceedsBurst
+	Canceled       uint64 // left the queue because their context ended
+
+	Cooldowns     uint64    // times the server put the bucket into a cooldown
+	CooldownUntil time.Time // end of the current cooldown; zero if none
+	Corrections   uint64    // answers whose Remaining changed the tokens
+	// Drift is the local estimate minus the server's count at the last
+	// correction (tokens before it minus Remaining less requests in flight):
+	// positive when the bucket thought it had more than the server allowed.
+	Drift float64
+}
+
+// add folds o into s, for totals over several buckets.
+func (s *BucketStats) add(o BucketStats) {
+	s.Tokens += o.Tokens
+	s.Queued += o.Queued
+	s.InFlight += o.InFlight
+	s.Admitted += o.Admitted
+	s.Waited += o.Waited
+	s.WaitTime += o.WaitTime
+	s.RefusedFull += o.RefusedFull
+	s.RefusedTooLong += o.RefusedTooLong
+	s.RefusedBurst += o.RefusedBurst
+	s.Canceled += o.Canceled
+	s.Cooldowns += o.Cooldowns
+	s.Corrections += o.Corrections
+	if o.CooldownUntil.After(s.CooldownUntil) {
+		s.CooldownUntil = o.CooldownUntil
+	}
+}
+
+// counters are a bucket's counts; they are guarded by Bucket.mu, except
+// those the lock-free path keeps (Bucket.admitted).
+type counters struct {
+	admitted, waited                   uint64
+	waitTime                           float64
+	refusedFull, refusedLong, refBurst uint64
+	canceled, cooldowns, corrections   uint64
+	drift                              float64
+}
+
+// Stats returns a snapshot of the bucket.
+func (b *Bucket) Stats() BucketStats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.own()
+	defer b.release(now)
+	s := BucketStats{
+		Limit:          b.limit,
+		Burst:          b.burst,
+		Tokens:         b.tokensAt(now),
+		Queued:         b.q.len,
+		InFlight:       b.inflight,
+		Learning:       b.learning,
+		Admitted:       b.stats.admitted + b.admittedFast.Load(),
+		Waited:         b.stats.waited,
+		WaitTime:       time.Duration(b.stats.waitTime),
+		RefusedFull:    b.stats.refusedFull,
+		RefusedTooLong: b.stats.refusedLong,
+		RefusedBurst:   b.stats.refBurst,
+		Canceled:       b.stats.canceled,
+		Cooldowns:      b.stats.cooldowns,
+		Corrections:    b.stats.corrections,
+		Drift:          b.stats.drift,
+	}
+	if b.hold > now {
+		s.CooldownUntil = b.epoch.Add(time.Duration(b.hold))
+	}
+	return s
+}
+
+// EventKind says what an [Event] reports.
+type EventKind int
+
+const (
+	// EventWait: a caller waited longer than Config.SlowWait for its tokens.
+	EventWait EventKind = iota + 1
+	// EventRefused: a caller was refused (Err says why).
+	EventRefused
+	// EventCooldown: the server put the bucket into a cooldown until Until.
+	EventCooldown
+	// EventLimit: the bucket's rate changed to Limit, learned from the
+	// server or found by probing.
+	EventLimit
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventWait:
+		return "wait"
+	case EventRefused:
+		return "refused"
+	case EventCooldown:
+		return "cooldown"
+	case EventLimit:
+		return "limit"
+	}
+	return "unknown"
+}
+
+// An Event is something a user whose program seems stuck needs to see: a
+// long wait, a refusal, a cooldown, a change of rate. See [Config.OnEvent].
+type Event struct {
+	Kind  EventKind
+	Name  string        // Config.Name: the Transport's key
+	Wait  time.Duration // EventWait: how long the caller waited
+	Until time.Time     // EventCooldown: when it ends
+	Limit rate.Limit    // EventLimit: the new rate
+	Err   error         // EventRefused: why
+}
+
+// note records an event for emit. It requires that b.mu is held.
+func (b *Bucket) note(e Event) {
+	if b.onEvent == nil && b.logger == nil {
+		return
+	}
+	e.Name = b.name
+	b.pending = append(b.pending, e)
+}
+
+// emit delivers the recorded events, outside the lock so that a hook may
+// call the bucket. It requires that b.mu is not held.
+func (b *Bucket) emit() {
+	if b.onEvent == nil && b.logger == nil {
+		return
+	}
+	b.mu.Lock()
+	evs := b.pending
+	b.pending = nil
+	b.mu.Unlock()
+	for _, e := range evs {
+		if b.onEvent != nil {
+			b.onEvent(e)
+		}
+		if b.logger != nil {
+			b.log(e)
+		}
+	}
+}
+
+func (b *Bucket) log(e Event) {
+	ctx := context.Background()
+	attrs := []slog.Attr{slog.String("bucket", e.Name)}
+	switch e.Kind {
+	case EventWait:
+		b.logger.LogAttrs(ctx, slog.LevelInfo, "throttle: long wait", append(attrs, slog.Duration("wait", e.Wait))...)
+	case EventRefused:
+		b.logger.LogAttrs(ctx, slog.LevelWarn, "throttle: refused", append(attrs, slog.Any("err", e.Err))...)
+	case EventCooldown:
+		b.logger.LogAttrs(ctx, slog.LevelWarn, "throttle: cooldown", append(attrs, slog.Time("until", e.Until), slog.Duration("for", time.Until(e.Until).Round(time.Millisecond)))...)
+	case EventLimit:
+		b.logger.LogAttrs(ctx, slog.LevelInfo, "throttle: rate", append(attrs, slog.Float64("limit", float64(e.Limit)))...)
+	}
+}
