@@ -1,0 +1,298 @@
+package throttle
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults of a [Transport].
+const (
+	// DefaultIdleTimeout is how long a Transport keeps the bucket of a key
+	// that sees no requests when Transport.IdleTimeout is zero.
+	DefaultIdleTimeout = 10 * time.Minute
+	// maxDrain is how much of a discarded response body a retry reads so that
+	// the connection can be reused.
+	maxDrain = 64 << 10
+)
+
+// A Transport is an [http.RoundTripper] that keeps requests inside the quota
+// of the server they go to. Each request waits for a token of its key's
+// [Bucket] (one bucket per host unless Key says otherwise), is sent by Base,
+// and its response is observed by the bucket: rate-limit headers correct it,
+// and a 429 puts every caller of that key into a cooldown. One Transport
+// shared by many goroutines and [http.Client]s is the single choke point for
+// a quota.
+//
+// A request the bucket refuses (full queue, predicted wait too long for
+// Config.MaxWait or the request's deadline) fails without being sent, with an
+// error that matches [ErrQueueFull] or [ErrWaitTooLong] under [errors.Is],
+// through the *url.Error of [http.Client] too. Every response obtained is
+// returned with a nil error, 429 included, as the RoundTripper contract asks;
+// retrying is opt-in (Retries).
+//
+// When a server names the scope a response belongs to (GitHub's
+// X-RateLimit-Resource: core, search, graphql; Discord's X-RateLimit-Bucket),
+// later requests to the same host and first path segment use that scope's own
+// bucket, so that spending the search quota does not hold back core requests.
+//
+// The zero Transport is ready to use: per-host buckets that learn their quota
+// from the server. A Transport must not be copied after first use; it is safe
+// for concurrent use.
+type Transport struct {
+	// Base sends the requests. If nil, [http.DefaultTransport] is used.
+	Base http.RoundTripper
+
+	// Config is the template of every key's bucket; its Name is set to the
+	// key. The zero Config learns each server's quota from its headers.
+	Config Config
+
+	// Key names the bucket a request waits in. If nil, requests are keyed by
+	// host (req.URL.Host). A request for which Key returns "" is sent at
+	// once, unthrottled and unobserved (assets, health checks).
+	Key func(*http.Request) string
+
+	// Retries is how many times a response that says the client is over its
+	// quota (429, 503 with Retry-After, GitHub's rate-limit 403) is retried,
+	// after waiting through the cooldown it caused. Zero: never, so the
+	// response reaches the caller, as the RoundTripper contract expects.
+	// Retrying goes beyond that contract: only requests that can be replayed
+	// (no body, or a GetBody) are retried, and the discarded response body is
+	// drained (up to 64 KiB) and closed.
+	Retries int
+
+	// IdleTimeout is how long the bucket of a key that sees no requests is
+	// kept. Buckets that are waited on, answered for, or cooling down are
+	// kept regardless. Zero means [DefaultIdleTimeout].
+	IdleTimeout time.Duration
+
+	mu      sync.Mutex
+	buckets map[string]*entry
+	scopes  map[string]string // host and route → the scope the server named
+	swept   time.Time
+}
+
+type entry struct {
+	b    *Bucket
+	used time.Time
+}
+
+// RoundTrip implements [http.RoundTripper].
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	key := t.key(req)
+	if key == "" {
+		return t.base().RoundTrip(req)
+	}
+	route := routeOf(key, req)
+	b := t.bucket(key, route)
+	f, err := b.Begin(req.Context())
+	if err != nil {
+		closeBody(req)
+		return nil, &RefusedError{Key: b.name, Err: err}
+	}
+	for attempt := 0; ; attempt++ {
+		resp, err := t.base().RoundTrip(req)
+		if err != nil {
+			f.Done(nil)
+			return nil, err
+		}
+		q := ParseHeaders(resp.Header, time.Now())
+		if q.Scope != "" && b.name != key+"#"+q.Scope {
+			// The server says this request counts against another scope:
+			// from now on its route uses that scope's bucket.
+			f.Done(nil)
+			b = t.setScope(key, route, q.Scope)
+			b.ObserveQuota(resp.StatusCode, q)
+		} else {
+			f.DoneQuota(resp.StatusCode, q)
+		}
+		if attempt >= t.Retries || !limited(resp.StatusCode, q) {
+			return resp, nil
+		}
+		next, ok := replay(req)
+		if !ok {
+			return resp, nil
+		}
+		// Wait through the cooldown before giving up this response: if the
+		// bucket refuses, the caller gets the response it has.
+		if f, err = b.Begin(req.Context()); err != nil {
+			closeBody(next)
+			return resp, nil
+		}
+		discard(resp)
+		req = next
+	}
+}
+
+// RefusedError is the error of a request that a bucket refused without
+// sending it. It matches the bucket's error ([ErrQueueFull],
+// [ErrWaitTooLong], ...) under [errors.Is].
+type RefusedError struct {
+	Key string // the bucket: the Transport's key, with "#scope" for a server-named scope
+	Err error
+}
+
+func (e *RefusedError) Error() string {
+	return "throttle: " + e.Key + ": " + strings.TrimPrefix(e.Err.Error(), "throttle: ")
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+func (t *Transport) base() http.RoundTripper {
+	if t.Base != nil {
+		return t.Base
+	}
+	return http.DefaultTransport
+}
+
+func (t *Transport) key(req *http.Request) string {
+	if t.Key != nil {
+		return t.Key(req)
+	}
+	if req.URL == nil {
+		return ""
+	}
+	return req.URL.Host
+}
+
+// routeOf names what a server's scope is remembered for: the key and the
+// first segment of the path ("/search" of "/search/issues"), which is how
+// GitHub divides its resources.
+func routeOf(key string, req *http.Request) string {
+	p := ""
+	if req.URL != nil {
+		p = strings.TrimPrefix(req.URL.Path, "/")
+	}
+	if i := strings.IndexByte(p, '/'); i >= 0 {
+		p = p[:i]
+	}
+	return key + "/" + p
+}
+
+// bucket returns the bucket for key, or for the scope the server named for
+// route, making it if needed.
+func (t *Transport) bucket(key, route string) *Bucket {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if scope, ok := t.scopes[route]; ok {
+		key += "#" + scope
+	}
+	return t.getLocked(key)
+}
+
+// setScope records that route belongs to scope and returns its bucket.
+func (t *Transport) setScope(key, route, scope string) *Bucket {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.scopes == nil {
+		t.scopes = make(map[string]string)
+	}
+	t.scopes[route] = scope
+	return t.getLocked(key + "#" + scope)
+}
+
+// getLocked returns the bucket named key. It requires that t.mu is held.
+func (t *Transport) getLocked(key string) *Bucket {
+	now := time.Now()
+	if t.buckets == nil {
+		t.buckets = make(map[string]*entry)
+		t.swept = now
+	}
+	idle := t.IdleTimeout
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	if now.Sub(t.swept) >= idle/2 {
+		t.sweepLocked(now, idle)
+	}
+	e := t.buckets[key]
+	if e == nil {
+		c := t.Config
+		c.Name = key
+		e = &entry{b: NewBucket(c)}
+		t.buckets[key] = e
+	}
+	e.used = now
+	return e.b
+}
+
+// sweepLocked drops the buckets idle for longer than idle, so that memory
+// stays bounded with many hosts. It requires that t.mu is held.
+func (t *Transport) sweepLocked(now time.Time, idle time.Duration) {
+	t.swept = now
+	for k, e := range t.buckets {
+		if now.Sub(e.used) >= idle && e.b.idle() {
+			delete(t.buckets, k)
+		}
+	}
+}
+
+// idle reports whether nothing depends on the bucket's state: nobody waits,
+// nothing is in flight, no cooldown.
+func (b *Bucket) idle() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.q.len == 0 && b.inflight == 0 && b.now() >= b.hold
+}
+
+// Stats returns a snapshot of every bucket, by key, and their total.
+func (t *Transport) Stats() TransportStats {
+	t.mu.Lock()
+	bs := make(map[string]*Bucket, len(t.buckets))
+	for k, e := range t.buckets {
+		bs[k] = e.b
+	}
+	t.mu.Unlock()
+	s := TransportStats{Keys: make(map[string]BucketStats, len(bs))}
+	for k, b := range bs {
+		st := b.Stats()
+		s.Keys[k] = st
+		s.Total.add(st)
+	}
+	return s
+}
+
+// TransportStats is a snapshot of a [Transport]'s buckets.
+type TransportStats struct {
+	Total BucketStats            // sums over every bucket (rates and bursts left zero)
+	Keys  map[string]BucketStats // by key, "#scope" appended for server-named scopes
+}
+
+// replay returns a copy of req to send again, if its body can be replayed.
+func replay(req *http.Request) (*http.Request, bool) {
+	if err := req.Context().Err(); err != nil {
+		return nil, false
+	}
+	next := req.Clone(req.Context())
+	if req.Body == nil || req.Body == http.NoBody {
+		return next, true
+	}
+	if req.GetBody == nil {
+		return nil, false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil, false
+	}
+	next.Body = body
+	return next, true
+}
+
+// discard drains (so that the connection can be reused) and closes a
+// response that will not be returned.
+func discard(resp *http.Response) {
+	_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
+	_ = resp.Body.Close()
+}
+
+// closeBody closes the body of a request that will not be sent, as a
+// RoundTripper must.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+}
+
+var _ http.RoundTripper = (*Transport)(nil)

@@ -1,0 +1,405 @@
+package throttle
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/go-throttle/throttle/throttletest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// trackedBody records whether it was closed and how much was read.
+type trackedBody struct {
+	io.Reader
+	closed atomic.Bool
+	read   atomic.Int64
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.Reader.Read(p)
+	b.read.Add(int64(n))
+	return n, err
+}
+func (b *trackedBody) Close() error { b.closed.Store(true); return nil }
+
+func newResponse(req *http.Request, status int, h http.Header, body string) *http.Response {
+	if h == nil {
+		h = http.Header{}
+	}
+	return &http.Response{StatusCode: status, Header: h, Body: &trackedBody{Reader: strings.NewReader(body)}, Request: req}
+}
+
+func TestTransportContract(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Body != nil {
+				r.Body.Close()
+			}
+			h := http.Header{}
+			h.Set("Retry-After", "2")
+			return newResponse(r, http.StatusTooManyRequests, h, "slow down"), nil
+		})}
+		req, err := http.NewRequestWithContext(t.Context(), "POST", "http://api.test/v1/items?x=1", strings.NewReader("body"))
+		require.NoError(t, err)
+		req.Header.Set("X-Mine", "1")
+		before := req.Clone(t.Context())
+
+		resp, err := tr.RoundTrip(req)
+		require.NoError(t, err, "a 429 is a response, not an error")
+		assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+		assert.False(t, resp.Body.(*trackedBody).closed.Load(), "the caller's response body is left to the caller")
+		assert.Equal(t, before.Header, req.Header, "request headers untouched")
+		assert.Equal(t, before.URL, req.URL, "request URL untouched")
+		assert.Equal(t, before.Method, req.Method)
+
+		start := time.Now()
+		_, err = tr.RoundTrip(req.Clone(t.Context()))
+		require.NoError(t, err)
+		assert.Equal(t, 2*time.Second, time.Since(start), "the 429 put the host into a cooldown")
+	})
+}
+
+func TestTransportZeroValueLearns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := throttletest.NewHandler(throttletest.Config{Quota: throttletest.Quota{Limit: 5, Window: time.Second}, Dialect: throttletest.IETF})
+		client := &http.Client{Transport: &Transport{Base: srv}}
+		for range 20 {
+			resp, err := client.Get("http://api.test/")
+			require.NoError(t, err)
+			resp.Body.Close()
+		}
+		assert.Equal(t, 0, srv.Stats().Refused, "zero-config transport: no 429")
+		assert.Equal(t, 20, srv.Stats().Admitted)
+	})
+}
+
+func TestTransportEmptyKeyPassesThrough(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sent int
+		tr := &Transport{
+			Base:   roundTripFunc(func(r *http.Request) (*http.Response, error) { sent++; return newResponse(r, 429, nil, ""), nil }),
+			Config: Config{Limit: 1, Burst: 1, MaxQueue: -1},
+			Key:    func(*http.Request) string { return "" },
+		}
+		for range 5 {
+			req, _ := http.NewRequest("GET", "http://api.test/health", nil)
+			_, err := tr.RoundTrip(req)
+			require.NoError(t, err)
+		}
+		assert.Equal(t, 5, sent)
+		assert.Empty(t, tr.Stats().Keys, "no bucket for an empty key")
+	})
+}
+
+func TestTransportRefusalThroughClient(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &Transport{
+			Base:   roundTripFunc(func(r *http.Request) (*http.Response, error) { return newResponse(r, 200, nil, "ok"), nil }),
+			Config: Config{Limit: 1, Burst: 1, MaxQueue: -1},
+		}
+		client := &http.Client{Transport: tr}
+		resp, err := client.Get("http://api.test/")
+		require.NoError(t, err)
+		resp.Body.Close()
+
+		body := &trackedBody{Reader: strings.NewReader("payload")}
+		req, _ := http.NewRequest("POST", "http://api.test/", body)
+		_, err = client.Do(req)
+		require.ErrorIs(t, err, ErrQueueFull)
+		var ue *url.Error
+		require.ErrorAs(t, err, &ue)
+		var re *RefusedError
+		require.ErrorAs(t, err, &re)
+		assert.Equal(t, "api.test", re.Key)
+		assert.Contains(t, err.Error(), "throttle: api.test: queue full")
+		assert.True(t, body.closed.Load(), "the body of a refused request is closed")
+
+		tr.Config.MaxQueue = 0 // new keys queue; MaxWait decides
+		tr.Config.MaxWait = 500 * time.Millisecond
+		_, err = client.Get("http://other.test/")
+		require.NoError(t, err)
+		_, err = client.Get("http://other.test/")
+		require.ErrorIs(t, err, ErrWaitTooLong)
+		assert.Contains(t, err.Error(), "other.test")
+	})
+}
+
+func TestTransportErrorEndsFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		boom := errors.New("connection reset")
+		tr := &Transport{Base: roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, boom })}
+		req, _ := http.NewRequest("GET", "http://api.test/", nil)
+		_, err := tr.RoundTrip(req)
+		require.ErrorIs(t, err, boom)
+		st := tr.Stats().Keys["api.test"]
+		assert.Equal(t, 0, st.InFlight)
+		assert.True(t, st.Learning, "no answer: still learning, and the next request probes")
+		_, err = tr.RoundTrip(req)
+		require.ErrorIs(t, err, boom, "the next request was sent, not held")
+	})
+}
+
+func TestTransportCancelWhileWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &Transport{
+			Base:   roundTripFunc(func(r *http.Request) (*http.Response, error) { return newResponse(r, 200, nil, ""), nil }),
+			Config: Config{Limit: 0.1, Burst: 1},
+		}
+		req, _ := http.NewRequest("GET", "http://api.test/", nil)
+		_, err := tr.RoundTrip(req)
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		go func() { time.Sleep(time.Second); cancel() }()
+		_, err = tr.RoundTrip(req.WithContext(ctx))
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, uint64(1), tr.Stats().Total.Canceled)
+	})
+}
+
+// TestTransportScopes: GitHub names the resource of each response; spending
+// the search quota must not hold back core requests.
+func TestTransportScopes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := throttletest.NewHandler(throttletest.Config{
+			Quota:     throttletest.Quota{Limit: 100, Window: time.Minute},
+			Resources: map[string]throttletest.Quota{"search": {Limit: 3, Window: time.Minute}},
+			Route: func(r *http.Request) string {
+				if strings.HasPrefix(r.URL.Path, "/search/") {
+					return "search"
+				}
+				return "core"
+			},
+		})
+		// PaceBurst: spend what is left at once (PaceEven would spread the
+		// 3 searches over the minute).
+		tr := &Transport{Base: srv, Config: Config{MaxWait: 5 * time.Second, Pace: PaceBurst}}
+		get := func(path string) error {
+			req, _ := http.NewRequestWithContext(t.Context(), "GET", "http://api.github.test"+path, nil)
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err
+		}
+		for range 3 {
+			require.NoError(t, get("/search/issues"))
+		}
+		err := get("/search/code")
+		require.ErrorIs(t, err, ErrWaitTooLong, "search is spent for a minute")
+		assert.Contains(t, err.Error(), "api.github.test#search")
+
+		start := time.Now()
+		for range 5 {
+			require.NoError(t, get("/repos/o/r"), "core is not held back by search")
+		}
+		assert.Less(t, time.Since(start), 5*time.Second)
+		assert.Equal(t, 0, srv.Stats().Refused)
+		keys := tr.Stats().Keys
+		assert.Contains(t, keys, "api.github.test#search")
+		assert.Contains(t, keys, "api.github.test#core")
+	})
+}
+
+func TestTransportRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls int
+		var bodies []string
+		var first *trackedBody
+		tr := &Transport{
+			Retries: 2,
+			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				calls++
+				if r.Body != nil {
+					b, _ := io.ReadAll(r.Body)
+					r.Body.Close()
+					bodies = append(bodies, string(b))
+				}
+				if calls == 1 {
+					h := http.Header{}
+					h.Set("Retry-After", "3")
+					resp := newResponse(r, 429, h, strings.Repeat("x", 1000))
+					first = resp.Body.(*trackedBody)
+					return resp, nil
+				}
+				return newResponse(r, 200, nil, "ok"), nil
+			}),
+		}
+		req, _ := http.NewRequestWithContext(t.Context(), "PUT", "http://api.test/x", bytes.NewReader([]byte("data")))
+		start := time.Now()
+		resp, err := tr.RoundTrip(req)
+		require.NoError(t, err)
+		assert.Equal(t, 200, resp.StatusCode)
+		assert.Equal(t, 3*time.Second, time.Since(start), "retried after the cooldown")
+		assert.Equal(t, []string{"data", "data"}, bodies, "the body is replayed from GetBody")
+		assert.True(t, first.closed.Load(), "the discarded response is closed")
+		assert.Equal(t, int64(1000), first.read.Load(), "and drained, so the connection is reused")
+	})
+}
+
+func TestTransportRetryNeedsReplayableBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls int
+		tr := &Transport{Retries: 3, Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			calls++
+			return newResponse(r, 429, nil, ""), nil
+		})}
+		req, _ := http.NewRequest("POST", "http://api.test/", io.NopCloser(strings.NewReader("once")))
+		req.GetBody = nil
+		resp, err := tr.RoundTrip(req)
+		require.NoError(t, err)
+		assert.Equal(t, 429, resp.StatusCode)
+		assert.Equal(t, 1, calls, "a body that cannot be replayed is never sent twice")
+	})
+}
+
+func TestTransportRetryRefusedReturnsResponse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls int
+		tr := &Transport{Retries: 3, Config: Config{MaxWait: time.Second}, Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			calls++
+			h := http.Header{}
+			h.Set("Retry-After", "60")
+			return newResponse(r, 429, h, "later"), nil
+		})}
+		req, _ := http.NewRequest("GET", "http://api.test/", nil)
+		resp, err := tr.RoundTrip(req)
+		require.NoError(t, err, "a retry the bucket refuses leaves the caller its response")
+		assert.Equal(t, 429, resp.StatusCode)
+		assert.False(t, resp.Body.(*trackedBody).closed.Load())
+		assert.Equal(t, 1, calls)
+	})
+}
+
+func TestTransportEvictsIdleBuckets(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &Transport{
+			Base:        roundTripFunc(func(r *http.Request) (*http.Response, error) { return newResponse(r, 200, nil, ""), nil }),
+			Config:      Config{Limit: 10},
+			IdleTimeout: time.Minute,
+		}
+		for i := range 100 {
+			req, _ := http.NewRequest("GET", "http://host"+strconv.Itoa(i)+".test/", nil)
+			_, err := tr.RoundTrip(req)
+			require.NoError(t, err)
+		}
+		assert.Len(t, tr.Stats().Keys, 100)
+		time.Sleep(2 * time.Minute)
+		req, _ := http.NewRequest("GET", "http://last.test/", nil)
+		_, err := tr.RoundTrip(req)
+		require.NoError(t, err)
+		assert.Len(t, tr.Stats().Keys, 1, "idle buckets are dropped")
+	})
+}
+
+func TestTransportEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var kinds []EventKind
+		tr := &Transport{
+			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				h := http.Header{}
+				h.Set("Retry-After", "5")
+				return newResponse(r, 429, h, ""), nil
+			}),
+			Config: Config{Limit: 10, MaxWait: time.Second, OnEvent: func(e Event) {
+				mu.Lock()
+				kinds = append(kinds, e.Kind)
+				mu.Unlock()
+				assert.Equal(t, "api.test", e.Name)
+			}},
+		}
+		req, _ := http.NewRequest("GET", "http://api.test/", nil)
+		_, err := tr.RoundTrip(req)
+		require.NoError(t, err)
+		_, err = tr.RoundTrip(req)
+		require.ErrorIs(t, err, ErrWaitTooLong)
+		// The 429 without quota headers cuts the rate, then cools down.
+		assert.Equal(t, []EventKind{EventLimit, EventCooldown, EventRefused}, kinds)
+		st := tr.Stats().Total
+		assert.Equal(t, uint64(1), st.Cooldowns)
+		assert.Equal(t, uint64(1), st.RefusedTooLong)
+	})
+}
+
+// TestTransportLoopback: 64 goroutines share one Transport against a real
+// server on loopback. Real time: asserts bounds, not exact figures.
+func TestTransportLoopback(t *testing.T) {
+	srv := throttletest.NewTestServer(t, throttletest.Config{
+		Quota:   throttletest.Quota{Limit: 50, Window: time.Second},
+		Dialect: throttletest.IETFStructured,
+	})
+	tr := &Transport{Base: &http.Transport{MaxIdleConnsPerHost: 64}}
+	defer tr.Base.(*http.Transport).CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(t.Context(), 2500*time.Millisecond)
+	defer cancel()
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for range 64 {
+		wg.Go(func() {
+			client := &http.Client{Transport: tr}
+			for ctx.Err() == nil {
+				req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/x", nil)
+				resp, err := client.Do(req)
+				if err != nil {
+					if ctx.Err() == nil && !errors.Is(err, ErrWaitTooLong) {
+						failed.Add(1)
+						t.Errorf("unexpected error: %v", err)
+					}
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	st := srv.Stats()
+	t.Logf("server: %d admitted, %d refused", st.Admitted, st.Refused)
+	assert.LessOrEqual(t, st.Refused, st.Total()/50, "at most 2%% refused on loopback")
+	assert.GreaterOrEqual(t, st.Admitted, 100, "at least 2 windows' worth used")
+	assert.Zero(t, failed.Load())
+}
+
+// BenchmarkRoundTrip compares a request through a Transport with ample quota
+// to the same request through the bare base transport, on loopback.
+func BenchmarkRoundTrip(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("RateLimit", `"default";r=999999;t=60`)
+		w.Header().Set("RateLimit-Policy", `"default";q=1000000;w=60`)
+		_, _ = w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	run := func(b *testing.B, rt http.RoundTripper) {
+		req, _ := http.NewRequest("GET", srv.URL+"/x", nil)
+		b.ReportAllocs()
+		for b.Loop() {
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	b.Run("impl=base", func(b *testing.B) { run(b, base) })
+	b.Run("impl=throttle", func(b *testing.B) { run(b, &Transport{Base: base, Config: Config{Limit: 1e9}}) })
+}
