@@ -214,7 +214,8 @@ func (b *Bucket) arm(now float64) {
 		}
 		return
 	}
-	d := time.Duration(math.Ceil(min(at-now, math.MaxInt64)))
+	// take allows 1ns of slack for float rounding; the timer may use it.
+	d := time.Duration(math.Ceil(min(max(at-now-1, 0), math.MaxInt64)))
 	if b.timer == nil {
 		b.timer = time.AfterFunc(d, b.wake)
 	} else {

@@ -1,0 +1,273 @@
+package throttle
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// State is what a bucket needs to resume after a restart: its tokens, its
+// rate (learned or set), what it learned of the server's window, and any
+// cooldown the server imposed. Times are wall-clock, since a monotonic clock
+// does not survive the process. Obtain one with [Bucket.Snapshot] and resume
+// with [Bucket.Restore]; it marshals to JSON.
+type State struct {
+	Version       int        `json:"version"`
+	At            time.Time  `json:"at"` // when the snapshot was taken
+	Tokens        float64    `json:"tokens"`
+	Limit         rate.Limit `json:"limit"` // 0: no local limit (rate.Inf does not marshal)
+	Burst         int        `json:"burst"`
+	Learned       bool       `json:"learned"` // the server had answered
+	ServerLimit   float64    `json:"server_limit,omitempty"`
+	Window        int64      `json:"window_ns,omitempty"`
+	CooldownUntil time.Time  `json:"cooldown_until,omitzero"`
+}
+
+const stateVersion = 1
+
+// ErrBadState is matched by the error of a [State] that cannot be restored,
+// or a state file that cannot be read.
+var ErrBadState = errors.New("throttle: bad saved state")
+
+// Snapshot returns the bucket's state now.
+func (b *Bucket) Snapshot() State {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.own()
+	defer b.release(now)
+	wall := time.Now()
+	s := State{
+		Version:     stateVersion,
+		At:          wall,
+		Tokens:      b.tokensAt(now),
+		Burst:       b.burst,
+		Learned:     !b.learning,
+		ServerLimit: b.srvLimit,
+		Window:      int64(b.winLen),
+	}
+	if b.limit != rate.Inf {
+		s.Limit = b.limit
+	}
+	if b.hold > now {
+		s.CooldownUntil = wall.Add(time.Duration(b.hold - now))
+	}
+	return s
+}
+
+// Restore resumes the bucket from s, accounting for the wall-clock time
+// that passed since s was taken: the tokens refill at the saved rate for that
+// long but never beyond Burst, so a restarted process does not burst; a
+// cooldown still running holds callers until it ends (capped by
+// MaxCooldown). A clock that went backwards counts as no time passed. The
+// bucket's configured limit stays a ceiling. Queued callers are re-planned.
+// Restore returns an error matching [ErrBadState] for a state that makes no
+// sense (NaN or negative values, an unknown version), and then changes
+// nothing.
+func (b *Bucket) Restore(s State) error {
+	if err := s.validate(); err != nil {
+		return err
+	}
+	defer b.emit()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.own()
+	defer b.release(now)
+	wall := time.Now()
+	elapsed := max(wall.Sub(s.At), 0)
+
+	if s.Learned {
+		b.learning, b.probing = false, 0
+		b.srvLimit, b.winLen = s.ServerLimit, float64(s.Window)
+	}
+	limit := b.limit
+	if s.Limit > 0 && (b.ceiling == 0 || s.Limit < b.ceiling) {
+		limit = s.Limit
+	} else if s.Limit == 0 && s.Learned && b.ceiling == 0 {
+		limit = rate.Inf
+	}
+	burst := b.burst
+	if s.Burst > 0 && b.auto {
+		burst = s.Burst
+	}
+	b.setParams(now, limit, burst)
+	tokens := s.Tokens
+	if limit != rate.Inf {
+		tokens += elapsed.Seconds() * float64(limit)
+	}
+	b.setTokens(now, min(tokens, float64(b.burst)))
+	if left := s.CooldownUntil.Sub(wall); !s.CooldownUntil.IsZero() && left > 0 {
+		b.holdUntil(now, now+float64(left))
+	}
+	b.replan(now)
+	return nil
+}
+
+func (s State) validate() error {
+	bad := func(what string) error { return fmt.Errorf("%w: %s", ErrBadState, what) }
+	switch {
+	case s.Version != stateVersion:
+		return bad(fmt.Sprintf("version %d, want %d", s.Version, stateVersion))
+	case s.At.IsZero():
+		return bad("no time")
+	case math.IsNaN(s.Tokens) || math.IsInf(s.Tokens, 0):
+		return bad("tokens not a number")
+	case math.IsNaN(float64(s.Limit)) || s.Limit < 0 || math.IsInf(float64(s.Limit), 0):
+		return bad("invalid limit")
+	case s.Burst < 0:
+		return bad("negative burst")
+	case math.IsNaN(s.ServerLimit) || s.Window < 0:
+		return bad("invalid server window")
+	}
+	return nil
+}
+
+// A StateFile keeps a bucket's [State] in a file, so that a CLI run every
+// minute, or a service restarted by its orchestrator, resumes its bucket
+// instead of bursting a full one and forgets no cooldown. Create one with
+// [PersistFile]; call Close when done.
+type StateFile struct {
+	path  string
+	b     *Bucket
+	every time.Duration
+
+	mu     sync.Mutex
+	timer  *time.Timer
+	last   uint64 // the bucket's activity at the last save
+	closed bool
+}
+
+// DefaultSaveEvery is how often a [StateFile] saves a bucket in use when
+// PersistFile is given zero.
+const DefaultSaveEvery = time.Second
+
+// PersistFile restores b from the file at path and keeps saving it there:
+// at most once every every (zero: [DefaultSaveEvery]) while the bucket is in
+// use, and on Close. Writes are atomic (a temporary file renamed over the
+// old one). No goroutine runs between saves; a timer wakes the saver.
+//
+// A missing file leaves b as it is, a fresh bucket. A file that cannot be
+// read or parsed (corrupt, truncated, from another program) is reported by
+// an error matching [ErrBadState]; the bucket then starts empty rather than
+// full, the conservative choice, and the returned StateFile is usable and
+// will overwrite the file. Other errors (the directory cannot be read)
+// return a nil StateFile.
+func PersistFile(b *Bucket, path string, every time.Duration) (*StateFile, error) {
+	if every <= 0 {
+		every = DefaultSaveEvery
+	}
+	f := &StateFile{path: path, b: b, every: every}
+	err := f.load()
+	var pe *fs.PathError
+	if errors.As(err, &pe) && !errors.Is(err, ErrBadState) {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.timer = time.AfterFunc(every, f.tick)
+	f.mu.Unlock()
+	return f, err
+}
+
+func (f *StateFile) load() error {
+	data, err := os.ReadFile(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var s State
+	if err := json.Unmarshal(data, &s); err != nil {
+		f.empty()
+		return fmt.Errorf("%w: %s: %v", ErrBadState, f.path, err)
+	}
+	if err := f.b.Restore(s); err != nil {
+		f.empty()
+		return fmt.Errorf("%s: %w", f.path, err)
+	}
+	return nil
+}
+
+// empty starts the bucket with no tokens, for lack of a usable state.
+func (f *StateFile) empty() {
+	b := f.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.own()
+	b.setTokens(now, 0)
+	b.release(now)
+}
+
+// activity changes whenever the bucket admits or hears from the server.
+func (b *Bucket) activity() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.count() + b.stats.corrections + b.stats.cooldowns + b.served
+}
+
+func (f *StateFile) tick() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	if a := f.b.activity(); a != f.last {
+		if f.saveLocked() == nil {
+			f.last = a
+		}
+	}
+	f.timer.Reset(f.every)
+}
+
+// Save writes the bucket's state now.
+func (f *StateFile) Save() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.saveLocked()
+}
+
+func (f *StateFile) saveLocked() error {
+	data, err := json.Marshal(f.b.Snapshot())
+	if err != nil {
+		return err
+	}
+	dir, base := filepath.Split(f.path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, base+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	serr := tmp.Sync()
+	cerr := tmp.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		_ = os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), f.path); err != nil {
+		_ = os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+// Close stops the saving and writes the state a last time.
+func (f *StateFile) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil
+	}
+	f.closed = true
+	f.timer.Stop()
+	return f.saveLocked()
+}
