@@ -66,14 +66,15 @@ type adapt struct {
 	// bucket has admitted since it said so; nothing beyond it is admitted
 	// before budgetEnd, the window's end. A rate alone cannot promise that:
 	// corrections arrive late. budgetEnd 0: no budget.
-	budget     float64
-	budgetEnd  float64
-	budgetSent float64 // when the request whose answer set budget was sent
-	winLen     float64 // the server's window length in ns; 0: unknown
-	srvLimit   float64 // the server's limit per window; <= 0: unknown
-	refills    bool    // the server's remaining count refills within a window
-	seen       float64 // remaining last reported for the current window
-	seenSent   float64 // when the request that reported seen was sent
+	budget       float64
+	budgetEnd    float64
+	budgetSent   float64 // when the request whose answer set budget was sent
+	winLen       float64 // the server's window length in ns; 0: unknown
+	statedWindow bool    // winLen was stated by the server, not inferred
+	srvLimit     float64 // the server's limit per window; <= 0: unknown
+	refills      bool    // the server's remaining count refills within a window
+	seen         float64 // remaining last reported for the current window
+	seenSent     float64 // when the request that reported seen was sent
 
 	aimd     bool     // the rate is being found by probing: the server sends no quota
 	rmax     float64  // the rate that drew the last 429, tokens per second
@@ -84,6 +85,7 @@ type adapt struct {
 	cutCount uint64   // served when cut was set
 	cutSent  uint64   // admitted (Bucket.count) when cut was set
 	holdFrom float64  // when the current hold began; holds are capped from there
+	probe    bool     // a hold ended: the first admission after it goes alone
 	jitter   rand.PCG // seeded from the bucket's creation time: processes differ, tests repeat
 }
 
@@ -204,7 +206,7 @@ func (b *Bucket) learn(now, sent float64, status int, q Quota) {
 		b.srvLimit = q.Limit
 	}
 	if q.Window > 0 {
-		b.winLen = float64(q.Window)
+		b.winLen, b.statedWindow = float64(q.Window), true
 	}
 	reset := 0.0
 	if !q.Reset.IsZero() {
@@ -241,8 +243,13 @@ func (b *Bucket) correct(now, sent, remaining, reset, until float64) bool {
 	switch {
 	case reset == 0: // no window: only ever lower
 	case b.window == 0 || reset > b.window+b.tolerance(): // a new window
-		if b.window != 0 && b.winLen == 0 && b.srvLimit > 0 {
-			b.winLen = reset - b.window
+		if jump := reset - b.window; b.window != 0 && b.srvLimit > 0 && !b.statedWindow && jump >= coarseWindow {
+			// Learn the window from the resets' cadence: the smallest jump
+			// seen (skipped windows make larger ones). Below a few seconds
+			// the whole-second resets cannot tell.
+			if b.winLen == 0 || jump < b.winLen {
+				b.winLen = jump
+			}
 		}
 		if b.window != 0 && b.srvLimit > 0 && remaining < b.srvLimit/2 {
 			// A fresh fixed window would have most of its quota: this
@@ -266,7 +273,7 @@ func (b *Bucket) correct(now, sent, remaining, reset, until float64) bool {
 		// some of which the server may have counted already): the answer
 		// to the latest request replaces the budget, older ones only lower
 		// it.
-		if raise || b.budgetEnd <= now || sent >= b.budgetSent {
+		if raise || b.budgetEnd <= now || sent > b.budgetSent {
 			b.budget, b.budgetSent = left, sent
 		} else {
 			b.budget = min(b.budget, left)
@@ -426,8 +433,8 @@ func (b *Bucket) cubic(now float64) rate.Limit {
 	return rate.Limit(b.rmax * min(1-(1-decrease)*x*x*x, 2))
 }
 
-// holdUntil holds every caller until t, capped by MaxCooldown, and leaves one
-// token for the first request after it. It requires that b.mu is held and the
+// holdUntil holds every caller until t, capped by MaxCooldown; the first
+// request after the hold goes alone (see Bucket.own). It requires that b.mu is held and the
 // state owned.
 func (b *Bucket) holdUntil(now, t float64) {
 	if now >= b.hold {
@@ -439,10 +446,7 @@ func (b *Bucket) holdUntil(now, t float64) {
 	}
 	if now >= b.hold {
 		b.stats.cooldowns++
+		b.note(Event{Kind: EventCooldown, Until: b.epoch.Add(time.Duration(t))})
 	}
-	b.hold = t
-	b.note(Event{Kind: EventCooldown, Until: b.epoch.Add(time.Duration(t))})
-	if iv := b.iv(); iv > 0 && !math.IsInf(iv, 1) {
-		b.tat = max(b.tat, t+float64(b.burst-1)*iv)
-	}
+	b.hold, b.probe = t, true
 }

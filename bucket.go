@@ -280,7 +280,14 @@ func (b *Bucket) own() float64 {
 	if w := b.fast.Swap(slowPath); w != slowPath {
 		b.tat = math.Float64frombits(w)
 	}
-	return b.now()
+	now := b.now()
+	if b.probe && now >= b.hold {
+		// After a cooldown one request goes first: its answer tells
+		// whether the server is ready for more.
+		b.probe = false
+		b.setTokens(now, min(b.tokensAt(now), 1))
+	}
+	return now
 }
 
 // release hands the state back to the lock-free path when nothing needs the

@@ -45,7 +45,8 @@ func TestRestoreKeepsCooldown(t *testing.T) {
 		require.NoError(t, b2.Restore(s))
 		start := time.Now()
 		require.NoError(t, b2.Wait(t.Context()))
-		assert.Equal(t, 20*time.Second, time.Since(start), "the cooldown survives the restart")
+		// Within 1ns: the restored tokens carry float rounding.
+		assert.InDelta(t, float64(20*time.Second), float64(time.Since(start)), 1, "the cooldown survives the restart")
 	})
 }
 

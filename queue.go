@@ -214,8 +214,10 @@ func (b *Bucket) arm(now float64) {
 		}
 		return
 	}
-	// take allows 1ns of slack for float rounding; the timer may use it.
-	d := time.Duration(math.Ceil(min(max(at-now-1, 0), math.MaxInt64)))
+	// Never early: at the planned time hold, budget and tokens all allow
+	// the head (take's 1ns of slack absorbs float rounding), so a timer
+	// that fires can always serve it and never re-arms at zero.
+	d := time.Duration(math.Ceil(min(at-now, math.MaxInt64)))
 	if b.timer == nil {
 		b.timer = time.AfterFunc(d, b.wake)
 	} else {
