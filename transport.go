@@ -88,6 +88,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	route := routeOf(key, req)
 	b := t.bucket(key, route)
 	f, err := b.Begin(req.Context())
+	// A request admitted by the host's bucket while the first answer
+	// was naming the route's scope moves to that scope's bucket, so
+	// that bucket counts everything it has in flight.
+	for err == nil {
+		nb := t.bucket(key, route)
+		if nb == b {
+			break
+		}
+		f.Done(nil) // not sent
+		b = nb
+		f, err = b.Begin(req.Context())
+	}
 	if err != nil {
 		closeBody(req)
 		return nil, &RefusedError{Key: b.name, Err: err}
