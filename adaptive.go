@@ -162,7 +162,6 @@ func (b *Bucket) ObserveQuota(status int, q Quota) {
 func (b *Bucket) observe(status int, q Quota, sent float64, flight bool) {
 	defer b.emit()
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	now := b.own()
 	if flight {
 		b.inflight = max(b.inflight-1, 0)
@@ -179,6 +178,10 @@ func (b *Bucket) observe(status int, q Quota, sent float64, flight bool) {
 	}
 	b.replan(now)
 	b.release(now)
+	b.mu.Unlock()
+	if b.store != nil {
+		b.sendCorrection()
+	}
 }
 
 // limited reports whether a response says that the client is over its quota.
@@ -268,8 +271,9 @@ func (b *Bucket) correct(now, sent, remaining, reset, until float64) bool {
 			b.seen, b.seenSent = remaining, sent
 		}
 	}
-	if !b.refills && !b.coarse() && until > now {
-		// Every answer gives a safe bound (remaining less all in flight,
+	if b.store == nil && !b.refills && !b.coarse() && until > now {
+		// The store is the budget of a shared bucket. Every answer gives
+		// a safe bound (remaining less all in flight,
 		// some of which the server may have counted already): the answer
 		// to the latest request replaces the budget, older ones only lower
 		// it.
@@ -285,6 +289,9 @@ func (b *Bucket) correct(now, sent, remaining, reset, until float64) bool {
 		b.stats.corrections++
 		b.stats.drift = tokens - left
 		b.setTokens(now, min(left, float64(b.burst)))
+		if b.store != nil {
+			b.corr.SetTokens, b.corr.Raise, b.corr.Tokens, b.corrReady = true, raise, left, true
+		}
 	}
 	if left <= 0 && until > now && !b.refills {
 		b.holdUntil(now, until) // spent: nothing more until the reset
@@ -449,4 +456,7 @@ func (b *Bucket) holdUntil(now, t float64) {
 		b.note(Event{Kind: EventCooldown, Until: b.epoch.Add(time.Duration(t))})
 	}
 	b.hold, b.probe = t, true
+	if b.store != nil {
+		b.corr.Hold, b.corrReady = max(b.corr.Hold, time.Duration(t-now)), true
+	}
 }

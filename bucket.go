@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"cmp"
 	"errors"
 	"log/slog"
 	"math"
@@ -89,6 +90,25 @@ type Config struct {
 	// [EventWait]. Zero means one second.
 	SlowWait time.Duration
 
+	// Store, if not nil, keeps the bucket's tokens and cooldown in a store
+	// shared by every process that uses the same store and Name (package
+	// redisstore keeps them in Redis), so that replicas calling one API
+	// with one key stay inside one quota. Each process keeps its own wait
+	// queue and only the queue's head asks the store: one round trip per
+	// admission, Allow included. Corrections and cooldowns learned from a
+	// process's responses are sent to the store, so a 429 seen by one
+	// process holds them all. When the store fails, the process limits
+	// itself to StoreShare of the rate, reports [EventStoreDown], asks the
+	// store again a second later, and reports [EventStoreUp] when it
+	// answers.
+	Store Store
+
+	// StoreShare is the share of the rate and burst a process uses on its
+	// own while its Store is unreachable: 1/N for N processes keeps them
+	// within the quota together. Zero means [DefaultStoreShare]; values
+	// outside (0, 1] are treated as zero.
+	StoreShare float64
+
 	// MaxCooldown caps every wait the server asks for (Retry-After, a reset
 	// far ahead, backoff after repeated 429s), so that a hostile or broken
 	// header never hangs a client. Zero means [DefaultMaxCooldown]; negative
@@ -159,7 +179,8 @@ type Bucket struct {
 	q        queue
 	timer    *time.Timer // wakes the queue's head; created on first use
 
-	adapt // what the server has said; see adaptive.go
+	adapt  // what the server has said; see adaptive.go
+	shared // the state of a bucket kept in a Store; see shared.go
 
 	name     string
 	onEvent  func(Event)
@@ -194,6 +215,13 @@ func NewBucket(c Config) *Bucket {
 	b.ceiling = limit
 	b.pace = c.Pace
 	b.name, b.onEvent, b.logger = c.Name, c.OnEvent, c.Logger
+	if b.store = c.Store; b.store != nil {
+		b.key = cmp.Or(c.Name, "default")
+		b.share = DefaultStoreShare
+		if c.StoreShare > 0 && c.StoreShare <= 1 {
+			b.share = c.StoreShare
+		}
+	}
 	b.slowWait = float64(time.Second)
 	if c.SlowWait > 0 {
 		b.slowWait = float64(c.SlowWait)
@@ -244,6 +272,9 @@ func (b *Bucket) AllowN(n int) bool {
 	for {
 		w := b.fast.Load()
 		if w == slowPath {
+			if b.store != nil {
+				return b.allowShared(n)
+			}
 			return b.allowSlow(n)
 		}
 		iv := math.Float64frombits(b.interval.Load())
@@ -291,10 +322,11 @@ func (b *Bucket) own() float64 {
 }
 
 // release hands the state back to the lock-free path when nothing needs the
-// mutex's judgement: nobody queued, no cooldown, no server budget. It requires that b.mu is
+// mutex's judgement: nobody queued, no cooldown, no server budget, no
+// store. It requires that b.mu is
 // held.
 func (b *Bucket) release(now float64) {
-	if b.q.len == 0 && now >= b.hold && !b.learning && now >= b.budgetEnd {
+	if b.q.len == 0 && now >= b.hold && !b.learning && now >= b.budgetEnd && b.store == nil {
 		b.fast.Store(math.Float64bits(b.tat))
 	}
 }

@@ -16,6 +16,7 @@ type waiter struct {
 	deadline   float64 // bucket clock; +Inf: none
 	byCtx      bool    // deadline is the context's, not MaxWait's
 	ready      chan struct{}
+	turn       chan struct{} // with a Store: the head is to ask the store (again)
 	prev, next *waiter
 	done       bool
 	err        error
@@ -83,6 +84,12 @@ func (b *Bucket) WaitN(ctx context.Context, n int) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("throttle: wait: %w", err)
 	}
+	if b.store != nil {
+		if n == 0 {
+			return nil
+		}
+		return b.waitShared(ctx, n)
+	}
 	if b.AllowN(n) {
 		return nil
 	}
@@ -126,6 +133,12 @@ func (b *Bucket) enqueue(ctx context.Context, now float64, n int) (*waiter, erro
 	if b.q.len == 0 && now >= b.hold && b.take(now, n) {
 		return nil, nil
 	}
+	return b.admit(ctx, now, n)
+}
+
+// admit queues a caller asking for n tokens, or refuses it. It requires that
+// b.mu is held and the state owned.
+func (b *Bucket) admit(ctx context.Context, now float64, n int) (*waiter, error) {
 	if b.iv() != 0 && n > b.burst {
 		return nil, fmt.Errorf("%w: %d tokens asked, burst is %d", ErrExceedsBurst, n, b.burst)
 	}
@@ -142,6 +155,9 @@ func (b *Bucket) enqueue(ctx context.Context, now float64, n int) (*waiter, erro
 		return nil, tooLong(at-now, deadline-now, byCtx)
 	}
 	w := &waiter{n: n, since: now, deadline: deadline, byCtx: byCtx, ready: make(chan struct{})}
+	if b.store != nil {
+		w.turn = make(chan struct{}, 1)
+	}
 	b.q.push(w)
 	if b.q.head == w {
 		b.arm(now)
@@ -153,8 +169,9 @@ func (b *Bucket) enqueue(ctx context.Context, now float64, n int) (*waiter, erro
 // callers ahead of it, will be served. It requires that b.mu is held and the
 // state owned.
 func (b *Bucket) planned(now float64, n int) float64 {
-	if b.learning {
-		return max(b.hold, now) // unknown until the first answer; re-planned then
+	if b.learning || b.store != nil {
+		// Unknown: until the first answer, or kept in the store.
+		return max(b.hold, now)
 	}
 	at := max(b.hold, b.readyAt(now, n))
 	if b.budgetEnd > now && b.budget < float64(n) {
@@ -193,6 +210,10 @@ func (b *Bucket) finish(now float64, w *waiter, err error) {
 // then sets the timer for the next head. It requires that b.mu is held and the
 // state owned.
 func (b *Bucket) dispatch(now float64) {
+	if b.store != nil {
+		b.signalHead() // the head asks the store itself
+		return
+	}
 	for w := b.q.head; w != nil && now >= b.hold && b.take(now, w.n); w = b.q.head {
 		b.finish(now, w, nil)
 	}

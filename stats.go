@@ -108,6 +108,11 @@ const (
 	// EventLimit: the bucket's rate changed to Limit, learned from the
 	// server or found by probing.
 	EventLimit
+	// EventStoreDown: the Config.Store failed (Err says how); the bucket
+	// limits this process to Config.StoreShare of the rate meanwhile.
+	EventStoreDown
+	// EventStoreUp: the Config.Store answers again.
+	EventStoreUp
 )
 
 func (k EventKind) String() string {
@@ -120,6 +125,10 @@ func (k EventKind) String() string {
 		return "cooldown"
 	case EventLimit:
 		return "limit"
+	case EventStoreDown:
+		return "store down"
+	case EventStoreUp:
+		return "store up"
 	}
 	return "unknown"
 }
@@ -132,7 +141,7 @@ type Event struct {
 	Wait  time.Duration // EventWait: how long the caller waited
 	Until time.Time     // EventCooldown: when it ends
 	Limit rate.Limit    // EventLimit: the new rate
-	Err   error         // EventRefused: why
+	Err   error         // EventRefused, EventStoreDown: why
 }
 
 // note records an event for emit. It requires that b.mu is held.
@@ -176,5 +185,9 @@ func (b *Bucket) log(e Event) {
 		b.logger.LogAttrs(ctx, slog.LevelWarn, "throttle: cooldown", append(attrs, slog.Time("until", e.Until), slog.Duration("for", time.Until(e.Until).Round(time.Millisecond)))...)
 	case EventLimit:
 		b.logger.LogAttrs(ctx, slog.LevelInfo, "throttle: rate", append(attrs, slog.Float64("limit", float64(e.Limit)))...)
+	case EventStoreDown:
+		b.logger.LogAttrs(ctx, slog.LevelWarn, "throttle: store down, limiting locally", append(attrs, slog.Any("err", e.Err))...)
+	case EventStoreUp:
+		b.logger.LogAttrs(ctx, slog.LevelInfo, "throttle: store up", attrs...)
 	}
 }

@@ -1,0 +1,256 @@
+package throttle
+
+import (
+	"context"
+	"math"
+	"time"
+)
+
+// Sharing a bucket through a Store (see Config.Store).
+//
+// The tokens and the cooldown live in the store; everything else stays in
+// the process: the FIFO queue (only its head asks the store), learning from
+// the server's headers, and the in-flight count. Each answer's correction is
+// sent to the store, so a 429 seen by one process holds them all.
+
+const (
+	// DefaultStoreShare is the share of the rate a process uses on its own
+	// while its Store is unreachable, when Config.StoreShare is zero.
+	DefaultStoreShare = 0.5
+	// storeRetry is how long a process limits locally after a store error
+	// before it asks the store again.
+	storeRetry = float64(time.Second)
+)
+
+// shared is the part of a Bucket's state used with a Store. Its fields are
+// guarded by Bucket.mu; store and key are set once by NewBucket.
+type shared struct {
+	store     Store
+	key       string
+	share     float64
+	down      float64 // until when the store is not asked (bucket clock)
+	degraded  bool    // limiting locally since the last store error
+	fallback  float64 // theoretical arrival time of the local share
+	corr      Correction
+	corrReady bool
+}
+
+// sharedTake takes n tokens from the store, or from the local share while
+// the store is unreachable. It returns 0 when it took them, else how long
+// until they could be there. It requires that b.mu is not held.
+func (b *Bucket) sharedTake(ctx context.Context, n int) time.Duration {
+	b.mu.Lock()
+	now := b.own()
+	limit, burst, down := b.limit, b.burst, now < b.down
+	b.mu.Unlock()
+	if !down {
+		wait, err := b.store.Take(ctx, b.key, n, limit, burst)
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		now = b.own()
+		if err == nil {
+			b.storeUp()
+			return wait
+		}
+		if ctx.Err() == nil {
+			b.storeFailed(now, err)
+		}
+	} else {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		now = b.own()
+	}
+	return time.Duration(math.Ceil(b.takeShare(now, n)))
+}
+
+// takeShare is the local bucket used while the store is unreachable: the
+// configured share of the rate and burst. It returns 0 when it took n tokens,
+// else the nanoseconds until it could. It requires that b.mu is held.
+func (b *Bucket) takeShare(now float64, n int) float64 {
+	iv := b.iv()
+	if iv == 0 {
+		return 0
+	}
+	iv /= b.share
+	tau := iv * max(1, math.Floor(float64(b.burst)*b.share))
+	next := max(b.fallback, now) + float64(n)*iv
+	if wait := next - tau - now; wait > 0 {
+		return wait
+	}
+	b.fallback = next
+	return 0
+}
+
+// storeFailed switches to local limiting for a while. It requires that b.mu
+// is held.
+func (b *Bucket) storeFailed(now float64, err error) {
+	b.down = now + storeRetry
+	if !b.degraded {
+		b.degraded = true
+		b.fallback = now
+		b.note(Event{Kind: EventStoreDown, Err: err})
+	}
+}
+
+// storeUp notes that the store answers again. It requires that b.mu is held.
+func (b *Bucket) storeUp() {
+	if b.degraded {
+		b.degraded = false
+		b.note(Event{Kind: EventStoreUp})
+	}
+}
+
+// allowShared is AllowN for a bucket with a Store. It requires that b.mu is
+// not held.
+func (b *Bucket) allowShared(n int) bool {
+	b.mu.Lock()
+	now := b.own()
+	switch {
+	case b.q.len > 0 || now < b.hold:
+		b.mu.Unlock()
+		return false
+	case b.learning:
+		ok := b.take(now, n)
+		b.mu.Unlock()
+		return ok
+	}
+	b.mu.Unlock()
+	defer b.emit()
+	if b.sharedTake(context.Background(), n) != 0 {
+		return false
+	}
+	b.mu.Lock()
+	b.stats.admitted++
+	b.mu.Unlock()
+	return true
+}
+
+// waitShared is WaitN for a bucket with a Store: the caller queues locally,
+// and the head of the queue asks the store, sleeping for the wait it
+// reports. It requires that b.mu is not held.
+func (b *Bucket) waitShared(ctx context.Context, n int) error {
+	defer b.emit()
+	b.mu.Lock()
+	now := b.own()
+	w, err := b.admit(ctx, now, n)
+	if err != nil {
+		b.refused(err)
+		b.mu.Unlock()
+		return err
+	}
+	b.mu.Unlock()
+
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		b.mu.Lock()
+		now := b.own()
+		if w.done {
+			b.mu.Unlock()
+			return w.err
+		}
+		wait := -1.0 // until signalled
+		if b.q.head == w {
+			switch {
+			case now < b.hold:
+				wait = b.hold - now
+			case b.learning:
+				if b.take(now, n) {
+					b.grant(now, w)
+					b.mu.Unlock()
+					return nil
+				}
+			default:
+				b.mu.Unlock()
+				d := b.sharedTake(ctx, n)
+				b.mu.Lock()
+				now = b.own()
+				if w.done { // refused meanwhile (a cooldown, a new burst)
+					b.mu.Unlock()
+					return w.err
+				}
+				if d == 0 {
+					b.stats.admitted++
+					b.grant(now, w)
+					b.mu.Unlock()
+					return nil
+				}
+				wait = float64(d)
+			}
+			if wait >= 0 && now+wait > w.deadline {
+				err := tooLong(wait, w.deadline-now, w.byCtx)
+				b.finish(now, w, err)
+				b.dispatch(now)
+				b.mu.Unlock()
+				return err
+			}
+		}
+		b.mu.Unlock()
+
+		var fire <-chan time.Time
+		if wait >= 0 {
+			if timer == nil {
+				timer = time.NewTimer(time.Duration(wait))
+			} else {
+				timer.Reset(time.Duration(wait))
+			}
+			fire = timer.C
+		}
+		select {
+		case <-fire:
+		case <-w.turn:
+		case <-w.ready:
+		case <-ctx.Done():
+			return b.cancel(ctx, w)
+		}
+	}
+}
+
+// grant ends w's wait with its tokens and hands the turn to the next head.
+// It requires that b.mu is held.
+func (b *Bucket) grant(now float64, w *waiter) {
+	b.finish(now, w, nil)
+	b.dispatch(now)
+}
+
+// signalHead wakes the head of the queue to ask the store again. It
+// requires that b.mu is held.
+func (b *Bucket) signalHead() {
+	if h := b.q.head; h != nil {
+		select {
+		case h.turn <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// sendCorrection sends what the last answer said to the store. It requires
+// that b.mu is not held.
+func (b *Bucket) sendCorrection() {
+	b.mu.Lock()
+	if !b.corrReady {
+		b.mu.Unlock()
+		return
+	}
+	c := b.corr
+	c.Limit, c.Burst = b.limit, b.burst
+	b.corr, b.corrReady = Correction{}, false
+	down := b.own() < b.down
+	b.mu.Unlock()
+	if down || !c.SetTokens && c.Hold == 0 {
+		return
+	}
+	err := b.store.Correct(context.Background(), b.key, c)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.own()
+	if err != nil {
+		b.storeFailed(now, err)
+		return
+	}
+	b.storeUp()
+}

@@ -1,0 +1,181 @@
+package throttle
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/time/rate"
+)
+
+// memStore is a Store in memory, GCRA as redisstore does it, for tests in
+// virtual time. fail makes every call fail, as an unreachable store.
+type memStore struct {
+	mu    sync.Mutex
+	tat   map[string]time.Time
+	hold  map[string]time.Time
+	calls atomic.Int64
+	fail  atomic.Bool
+}
+
+func newMemStore() *memStore {
+	return &memStore{tat: map[string]time.Time{}, hold: map[string]time.Time{}}
+}
+
+var errDown = errors.New("memstore: down")
+
+func (m *memStore) Take(_ context.Context, key string, n int, limit rate.Limit, burst int) (time.Duration, error) {
+	m.calls.Add(1)
+	if m.fail.Load() {
+		return 0, errDown
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	if h := m.hold[key]; now.Before(h) {
+		return h.Sub(now), nil
+	}
+	if limit == rate.Inf {
+		return 0, nil
+	}
+	iv := time.Duration(float64(time.Second) / float64(limit))
+	tat := m.tat[key]
+	if tat.Before(now) {
+		tat = now
+	}
+	next := tat.Add(time.Duration(n) * iv)
+	if wait := next.Sub(now) - time.Duration(burst)*iv; wait > 0 {
+		return wait, nil
+	}
+	m.tat[key] = next
+	return 0, nil
+}
+
+func (m *memStore) Correct(_ context.Context, key string, c Correction) error {
+	m.calls.Add(1)
+	if m.fail.Load() {
+		return errDown
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	if c.SetTokens && c.Limit != rate.Inf {
+		iv := time.Duration(float64(time.Second) / float64(c.Limit))
+		tat := now.Add(time.Duration((float64(c.Burst) - min(c.Tokens, float64(c.Burst))) * float64(iv)))
+		if c.Raise || tat.After(m.tat[key]) {
+			m.tat[key] = tat
+		}
+	}
+	if h := now.Add(c.Hold); c.Hold > 0 && h.After(m.hold[key]) {
+		m.hold[key] = h
+	}
+	return nil
+}
+
+func TestSharedBucketsShareOneQuota(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := newMemStore()
+		cfg := Config{Limit: 10, Burst: 5, Name: "api", Store: store}
+		a, b := NewBucket(cfg), NewBucket(cfg)
+		var admitted atomic.Int64
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		for _, bk := range []*Bucket{a, b, a, b} {
+			wg.Go(func() {
+				for bk.Wait(ctx) == nil {
+					admitted.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		// Two processes, one quota: burst 5 + 10/s for 10 s.
+		assert.LessOrEqual(t, admitted.Load(), int64(105))
+		assert.GreaterOrEqual(t, admitted.Load(), int64(100))
+		assert.False(t, a.Allow() && b.Allow() && a.Allow(), "the shared bucket is spent")
+	})
+}
+
+func TestSharedCooldownHoldsEveryProcess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := newMemStore()
+		cfg := Config{Limit: 100, Name: "api", Store: store, MaxWait: -1}
+		a, b := NewBucket(cfg), NewBucket(cfg)
+		a.ObserveQuota(http.StatusTooManyRequests, Quota{Limit: -1, Remaining: -1, RetryAfter: 5 * time.Second})
+		start := time.Now()
+		require.NoError(t, b.Wait(t.Context()))
+		assert.Equal(t, 5*time.Second, time.Since(start), "a 429 seen by one process holds the other")
+	})
+}
+
+func TestSharedCorrectionReachesOthers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := newMemStore()
+		cfg := Config{Limit: 1, Burst: 10, Name: "api", Store: store}
+		a, b := NewBucket(cfg), NewBucket(cfg)
+		a.ObserveQuota(http.StatusOK, Quota{Limit: -1, Remaining: 2})
+		assert.True(t, b.Allow())
+		assert.True(t, b.Allow())
+		assert.False(t, b.Allow(), "the server said 2 left, through a's answer")
+	})
+}
+
+func TestSharedStoreDownFallsBackAndRecovers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := newMemStore()
+		var mu sync.Mutex
+		var kinds []EventKind
+		b := NewBucket(Config{Limit: 10, Burst: 10, Name: "api", Store: store, StoreShare: 0.5, OnEvent: func(e Event) {
+			mu.Lock()
+			kinds = append(kinds, e.Kind)
+			mu.Unlock()
+		}})
+		store.fail.Store(true)
+		admitted := 0
+		for range 20 {
+			if b.Allow() {
+				admitted++
+			}
+		}
+		assert.Equal(t, 5, admitted, "store down: half the burst, locally")
+		calls := store.calls.Load()
+		for range 5 {
+			b.Allow()
+		}
+		assert.Equal(t, calls, store.calls.Load(), "no store call until the retry interval")
+
+		start := time.Now()
+		require.NoError(t, b.Wait(t.Context()), "waiting still works while the store is down")
+		assert.Equal(t, 200*time.Millisecond, time.Since(start), "at half the rate")
+
+		store.fail.Store(false)
+		time.Sleep(2 * time.Second)
+		assert.True(t, b.Allow(), "the store answers again")
+		mu.Lock()
+		assert.Equal(t, []EventKind{EventStoreDown, EventStoreUp}, kinds)
+		mu.Unlock()
+	})
+}
+
+func TestSharedWaitersFIFO(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := newMemStore()
+		b := NewBucket(Config{Limit: 10, Burst: 1, Name: "api", Store: store})
+		require.True(t, b.Allow())
+		ws := newWaiters()
+		for i := range 4 {
+			ws.wait(t.Context(), b, i, 1)
+		}
+		got := ws.results()
+		for i := range 4 {
+			assert.Equal(t, result{i, time.Duration(i+1) * 100 * time.Millisecond, nil}, got[i])
+		}
+	})
+}
