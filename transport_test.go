@@ -373,7 +373,8 @@ func TestTransportLoopback(t *testing.T) {
 	st := srv.Stats()
 	t.Logf("server: %d admitted, %d refused", st.Admitted, st.Refused)
 	assert.LessOrEqual(t, st.Refused, st.Total()/50, "at most 2%% refused on loopback")
-	assert.GreaterOrEqual(t, st.Admitted, 100, "at least 2 windows' worth used")
+	// Real time under -race on a shared machine: a loose floor.
+	assert.GreaterOrEqual(t, st.Admitted, 50, "at least a window's worth used")
 	assert.Zero(t, failed.Load())
 }
 
