@@ -290,7 +290,10 @@ func (b *Bucket) correct(now, sent, remaining, reset, until float64) bool {
 		b.stats.drift = tokens - left
 		b.setTokens(now, min(left, float64(b.burst)))
 		if b.store != nil {
-			b.corr.SetTokens, b.corr.Raise, b.corr.Tokens, b.corrReady = true, raise, left, true
+			// Only lower the shared tokens: this process's count of what
+			// is in flight leaves out the others', so a raise could
+			// overshoot; the rate refills the store.
+			b.corr.SetTokens, b.corr.Tokens, b.corrReady = true, left, true
 		}
 	}
 	if left <= 0 && until > now && !b.refills {
