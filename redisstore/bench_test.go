@@ -2,7 +2,6 @@ package redisstore_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/go-redis/redis_rate/v10"
 
@@ -18,53 +17,53 @@ import (
 
 const benchRate = 1_000_000
 
-func BenchmarkTake(b *testing.B) {
+// BenchmarkAdmit runs both limiters against one server, each sub-benchmark
+// beside its peer, so that load on the machine falls on both alike. The
+// "notimeout" variant shows what the per-call Timeout (a timer) costs.
+func BenchmarkAdmit(b *testing.B) {
 	addr, _, _ := redistest.Start(b)
-	s := redisstore.New(newClient(b, addr), redisstore.Options{Timeout: time.Second})
-	take := func(b *testing.B) {
-		wait, err := s.Take(b.Context(), "bench", 1, benchRate, benchRate)
-		if err != nil || wait != 0 {
-			b.Fatalf("Take = %v, %v; want 0, nil", wait, err)
+	client := newClient(b, addr)
+	ours := redisstore.New(client, redisstore.Options{})
+	noTimeout := redisstore.New(client, redisstore.Options{Timeout: -1})
+	peer := redis_rate.NewLimiter(client)
+	limit := redis_rate.PerSecond(benchRate)
+	impls := []struct {
+		name  string
+		admit func(b *testing.B)
+	}{
+		{"throttle", func(b *testing.B) {
+			if wait, err := ours.Take(b.Context(), "bench", 1, benchRate, benchRate); err != nil || wait != 0 {
+				b.Fatalf("Take = %v, %v; want 0, nil", wait, err)
+			}
+		}},
+		{"throttle-notimeout", func(b *testing.B) {
+			if wait, err := noTimeout.Take(b.Context(), "bench2", 1, benchRate, benchRate); err != nil || wait != 0 {
+				b.Fatalf("Take = %v, %v; want 0, nil", wait, err)
+			}
+		}},
+		{"redis_rate", func(b *testing.B) {
+			if res, err := peer.Allow(b.Context(), "bench", limit); err != nil || res.Allowed != 1 {
+				b.Fatalf("Allow = %+v, %v; want allowed", res, err)
+			}
+		}},
+	}
+	for _, mode := range []string{"serial", "parallel"} {
+		for _, impl := range impls {
+			b.Run("mode="+mode+"/impl="+impl.name, func(b *testing.B) {
+				b.ReportAllocs()
+				if mode == "serial" {
+					for b.Loop() {
+						impl.admit(b)
+					}
+					return
+				}
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						impl.admit(b)
+					}
+				})
+			})
 		}
 	}
-	b.Run("serial", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			take(b)
-		}
-	})
-	b.Run("parallel", func(b *testing.B) {
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				take(b)
-			}
-		})
-	})
 }
 
-func BenchmarkRedisRateAllow(b *testing.B) {
-	addr, _, _ := redistest.Start(b)
-	l := redis_rate.NewLimiter(newClient(b, addr))
-	limit := redis_rate.PerSecond(benchRate)
-	allow := func(b *testing.B) {
-		res, err := l.Allow(b.Context(), "bench", limit)
-		if err != nil || res.Allowed != 1 {
-			b.Fatalf("Allow = %+v, %v; want allowed", res, err)
-		}
-	}
-	b.Run("serial", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			allow(b)
-		}
-	})
-	b.Run("parallel", func(b *testing.B) {
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				allow(b)
-			}
-		})
-	})
-}
