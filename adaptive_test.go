@@ -232,3 +232,18 @@ func TestObserveResponse(t *testing.T) {
 		assert.InDelta(t, 7, b.Tokens(), 1e-6)
 	})
 }
+
+func TestColdStartHonoursMaxWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{MaxWait: 2 * time.Second})
+		probe, err := b.Begin(t.Context())
+		require.NoError(t, err)
+		ws := newWaiters()
+		ws.wait(t.Context(), b, 0, 1)
+		time.Sleep(5 * time.Second) // the probe's answer is slow
+		got := ws.results()[0]
+		require.ErrorIs(t, got.err, ErrWaitTooLong)
+		assert.Equal(t, 2*time.Second, got.at, "refused at MaxWait, not when the answer comes")
+		probe.Done(nil)
+	})
+}

@@ -51,9 +51,10 @@ type Config struct {
 	Limit rate.Limit
 
 	// Burst is the bucket's capacity: the most tokens it holds, and so the most
-	// requests it admits at once. Zero means one second's worth of Limit,
-	// rounded up, and at least 1; with a learned limit, the burst is learned
-	// too. Negative values are treated as zero.
+	// requests it admits at once. Zero means one second's worth of the
+	// current rate, rounded up, and at least 1: it follows the rate as the
+	// server's answers lower it or teach it (PaceBurst makes it the server's
+	// limit per window). Negative values are treated as zero.
 	Burst int
 
 	// MaxQueue is how many callers may wait for tokens at once. Zero means

@@ -1,2 +1,111 @@
 // Package throttle keeps a client inside a server's rate limit.
+//
+// One [Bucket] per quota is the choke point for every goroutine, client and
+// (through a [Store]) process that spends it. It is a token bucket with a
+// bounded first-in first-out wait queue, and it is corrected after every
+// response by what the server's rate-limit headers say: the local arithmetic
+// is an estimate, the server's headers are the truth. [Transport] puts a
+// bucket per host behind an [http.RoundTripper]; SDKs whose transport is not
+// net/http drive a Bucket directly.
+//
+// # The bucket
+//
+// A Bucket holds up to Burst tokens, refilled at Limit tokens per second
+// ([Config]); a request takes one, [Bucket.AllowN] and [Bucket.WaitN] take n.
+// Tokens are fractional and are derived from the monotonic time elapsed since
+// the last change (GCRA: the bucket is the instant at which it will be full
+// again), so a bucket runs no ticker, and no timer or goroutine while nobody
+// waits. In the common case (nobody waiting, no cooldown or server budget in
+// force, no Store) [Bucket.Allow] is one compare-and-swap, without a lock. A
+// zero Burst is one second's worth of Limit, rounded up, at least 1.
+//
+// # The queue
+//
+// [Bucket.Wait] queues the callers it cannot admit at once, strictly first in,
+// first out: a WaitN for many tokens at the head is not overtaken by smaller
+// ones behind it, and Allow never jumps the queue. Each caller sleeps on its
+// own goroutine; only the head has a timer. Admission is decided up front: a
+// full queue ([Config.MaxQueue], default [DefaultMaxQueue]) fails with
+// [ErrQueueFull], a predicted wait beyond [Config.MaxWait] (default
+// [DefaultMaxWait]) or the context's deadline with [ErrWaitTooLong] (which
+// also matches [context.DeadlineExceeded] when the deadline is the reason),
+// and n beyond the burst with [ErrExceedsBurst]. Nobody sits in the queue only
+// to time out. A cancelled caller leaves the queue at once and gives back any
+// tokens set aside for it. When the bucket changes under the queue (a new
+// rate, a correction, a cooldown) the waiters are re-planned, and those that
+// can no longer be served in time fail at once.
+//
+// # Adaptation
+//
+// [Bucket.Observe] folds a response into the bucket; [Bucket.Begin] and
+// [Flight.Done] do the same while counting the request as in flight, so that
+// a Remaining the server sent before it saw the request is read correctly.
+// [ParseHeaders] reads the headers into a [Quota]; [Bucket.ObserveQuota] and
+// [Flight.DoneQuota] take a Quota built by hand, for protocols that are not
+// HTTP.
+//
+//   - Remaining lowers the tokens at once to what the server has left, less
+//     the requests still in flight. An answer from an older window never
+//     raises them; one from a newer window may. Against a fixed window the
+//     bucket admits no more than the server said was left until it ends.
+//   - With [Config.Limit] zero the rate is learned: before the first answer
+//     one request goes out alone and the others wait for what it teaches.
+//     A configured Limit is a ceiling the server can lower but never raise.
+//   - [Config.Pace] chooses how a window's quota is spent: [PaceEven] (the
+//     default) spreads what is left over the time left, [PaceBurst] spends it
+//     at once and then waits for the reset.
+//   - A 429, a 503 with Retry-After, or GitHub's 403 with no quota left puts
+//     every caller of the bucket into a cooldown until the Retry-After, else
+//     the reset, else an exponential backoff with jitter; every such wait is
+//     capped by [Config.MaxCooldown] (default [DefaultMaxCooldown]). The
+//     bucket comes out of a cooldown with one token, not a burst.
+//   - A server that sends no quota headers at all is probed: a 429 cuts the
+//     rate multiplicatively and successes grow it back along a cubic curve,
+//     as TCP CUBIC does.
+//
+// # The transport
+//
+// A [Transport] keys each request ([Transport.Key]; the host by default, ""
+// for not throttled), waits in that key's bucket with the request's context,
+// sends it through Base and observes the response. When the server names
+// the scope a response counts against (GitHub's X-RateLimit-Resource,
+// Discord's X-RateLimit-Bucket) that scope gets a bucket of its own. A
+// refusal is a [*RefusedError] that matches [ErrQueueFull] or
+// [ErrWaitTooLong] under [errors.Is]; every response obtained, 429 included,
+// is returned with a nil error. Retrying is opt-in ([Transport.Retries]).
+// Idle buckets are dropped after [Transport.IdleTimeout]. [Transport.Stats]
+// and [Bucket.Stats] report what happened; [Config.OnEvent] and
+// [Config.Logger] report long waits, refusals, cooldowns and changes of rate
+// as they happen. Nothing is logged by default.
+//
+// # Restarts and processes
+//
+// [Bucket.Snapshot] and [Bucket.Restore] carry a bucket across a restart
+// without a fresh burst and without forgetting a cooldown; [PersistFile] keeps
+// the state in a file. With [Config.Store] (package redisstore implements
+// [Store] on Redis), processes sharing one quota share one bucket: each keeps
+// its own queue, a 429 seen by one cools them all down, and a store outage
+// degrades to local limiting at [Config.StoreShare] of the rate.
+//
+// # Quick start
+//
+// Share one Transport among every client that calls the API:
+//
+//	client := &http.Client{Transport: &throttle.Transport{}}
+//	resp, err := client.Get("https://api.github.com/rate_limit")
+//	if errors.Is(err, throttle.ErrWaitTooLong) {
+//		// refused without being sent: the quota will not allow it in time
+//	}
+//
+// Or drive a bucket directly:
+//
+//	b := throttle.NewBucket(throttle.Config{}) // learn the quota from the server
+//	f, err := b.Begin(ctx)
+//	if err != nil {
+//		return err
+//	}
+//	resp, err := call(ctx)
+//	f.Done(resp) // nil when no response came
+//
+// Package throttletest is a fake rate-limited API for testing clients.
 package throttle

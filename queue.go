@@ -226,7 +226,15 @@ func (b *Bucket) dispatch(now float64) {
 func (b *Bucket) arm(now float64) {
 	w := b.q.head
 	at := math.Inf(1)
-	if w != nil && !b.learning {
+	switch {
+	case w == nil:
+	case b.learning:
+		// No plan before the server's first answer: wake at the first
+		// deadline, so that nobody waits beyond MaxWait for that answer.
+		for x := w; x != nil; x = x.next {
+			at = min(at, x.deadline)
+		}
+	default:
 		at = b.planned(now, w.n)
 	}
 	if math.IsInf(at, 1) {
@@ -252,7 +260,11 @@ func (b *Bucket) wake() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.own()
-	b.dispatch(now)
+	if b.learning {
+		b.replan(now) // a deadline came before the first answer
+	} else {
+		b.dispatch(now)
+	}
 	b.release(now)
 }
 
@@ -266,7 +278,7 @@ func (b *Bucket) replan(now float64) {
 		next := w.next
 		if b.iv() != 0 && w.n > b.burst {
 			b.finish(now, w, fmt.Errorf("%w: %d tokens asked, burst is now %d", ErrExceedsBurst, w.n, b.burst))
-		} else if at := b.planned(now, ahead+w.n); at > w.deadline {
+		} else if at := b.planned(now, ahead+w.n); at > w.deadline || b.learning && now >= w.deadline {
 			b.finish(now, w, tooLong(at-now, w.deadline-now, w.byCtx))
 		} else {
 			ahead += w.n

@@ -202,6 +202,9 @@ func (t *Transport) setScope(key, route, scope string) *Bucket {
 		t.scopes = make(map[string]string)
 	}
 	t.scopes[route] = scope
+	if e := t.buckets[key]; e != nil && e.b.idle() {
+		delete(t.buckets, key) // its route has moved to the scope's bucket
+	}
 	return t.getLocked(key + "#" + scope)
 }
 

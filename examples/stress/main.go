@@ -2,8 +2,8 @@
 // throttle.Transport does about it.
 //
 // A fake API (package throttletest, on a random loopback port) enforces a
-// quota, by default 20 requests per second in fixed one-second windows, and
-// states it in GitHub's X-RateLimit headers. Several "tabs" (goroutines, each
+// quota, by default 20 requests per second in fixed five-second windows
+// (100 per window), and states it in GitHub's X-RateLimit headers. Several "tabs" (goroutines, each
 // with its own http.Client, as browser tabs or replicas each have their own)
 // call it as fast as they can, twice, each time against a fresh server:
 //
@@ -21,7 +21,7 @@
 //
 // Usage:
 //
-//	go run ./examples/stress [-tabs 8] [-rate 20] [-window 1s] [-duration 20s]
+//	go run ./examples/stress [-tabs 8] [-rate 20] [-window 5s] [-duration 20s]
 //		[-dialect github] [-algorithm fixed] [-latency 20ms] [-out throttle-stress.png]
 //
 // -duration is the total: each of the two runs gets half.
