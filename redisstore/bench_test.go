@@ -66,4 +66,3 @@ func BenchmarkAdmit(b *testing.B) {
 		}
 	}
 }
-
