@@ -575,6 +575,15 @@ func (p *parser) quotaOf(limit, remaining, reset []string) Quota {
 // draft-ietf-httpapi-ratelimit-headers-08 and later (§3, §4): lists of
 // policies named by a String (a Token in -08), linked by name, with the
 // parameters q (quota), w (window seconds), qu (quota unit), r (remaining)
+// namedPolicy returns qs with a policy called name, added if it was not
+// there, and its index.
+func namedPolicy(qs []sfQuota, name string) ([]sfQuota, int) {
+	if i := indexPolicy(qs, name); i >= 0 {
+		return qs, i
+	}
+	return append(qs, sfQuota{q: unknownQuota(), name: name, requests: true}), len(qs)
+}
+
 // and t (seconds until the window resets). Unknown parameters are ignored.
 func (p *parser) ietfStructured(items, pols []sfItem, extras *[]Quota) Quota {
 	var buf [8]sfQuota
@@ -584,11 +593,8 @@ func (p *parser) ietfStructured(items, pols []sfItem, extras *[]Quota) Quota {
 		if !ok {
 			continue
 		}
-		i := indexPolicy(qs, name)
-		if i < 0 {
-			qs = append(qs, sfQuota{q: unknownQuota(), name: name, requests: true})
-			i = len(qs) - 1
-		}
+		var i int
+		qs, i = namedPolicy(qs, name)
 		s := &qs[i]
 		s.live = true
 		if r, ok := it.param("r").count(); ok && it.param("r").kind == sfInteger {
@@ -605,11 +611,8 @@ func (p *parser) ietfStructured(items, pols []sfItem, extras *[]Quota) Quota {
 		if !ok {
 			continue
 		}
-		i := indexPolicy(qs, name)
-		if i < 0 {
-			qs = append(qs, sfQuota{q: unknownQuota(), name: name, requests: true})
-			i = len(qs) - 1
-		}
+		var i int
+		qs, i = namedPolicy(qs, name)
 		s := &qs[i]
 		if q, ok := it.param("q").count(); ok && it.param("q").kind == sfInteger {
 			s.q.Limit = leastStated(s.q.Limit, q)
