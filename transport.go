@@ -35,7 +35,8 @@ const (
 //
 // When a server names the scope a response belongs to (GitHub's
 // X-RateLimit-Resource: core, search, graphql; Discord's X-RateLimit-Bucket),
-// later requests to the same host and first path segment use that scope's own
+// later requests to the same host and first path segment (leading "api" and
+// version segments skipped) use that scope's own
 // bucket, so that spending the search quota does not hold back core requests.
 //
 // The zero Transport is ready to use: per-host buckets that learn their quota
@@ -171,16 +172,34 @@ func (t *Transport) key(req *http.Request) string {
 
 // routeOf names what a server's scope is remembered for: the key and the
 // first segment of the path ("/search" of "/search/issues"), which is how
-// GitHub divides its resources.
+// GitHub divides its resources. Leading "api" and version segments are
+// skipped, so that GitHub Enterprise's "/api/v3/search/..." is "/search".
 func routeOf(key string, req *http.Request) string {
 	p := ""
 	if req.URL != nil {
-		p = strings.TrimPrefix(req.URL.Path, "/")
+		p = req.URL.Path
 	}
-	if i := strings.IndexByte(p, '/'); i >= 0 {
-		p = p[:i]
+	for {
+		p = strings.TrimPrefix(p, "/")
+		seg, rest, _ := strings.Cut(p, "/")
+		if rest == "" || !(seg == "api" || isVersion(seg)) {
+			return key + "/" + seg
+		}
+		p = rest
 	}
-	return key + "/" + p
+}
+
+// isVersion reports whether a path segment is an API version: v1, v3, v2024.
+func isVersion(seg string) bool {
+	if len(seg) < 2 || seg[0] != 'v' {
+		return false
+	}
+	for _, c := range seg[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // bucket returns the bucket for key, or for the scope the server named for

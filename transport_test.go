@@ -404,3 +404,23 @@ func BenchmarkRoundTrip(b *testing.B) {
 	b.Run("impl=base", func(b *testing.B) { run(b, base) })
 	b.Run("impl=throttle", func(b *testing.B) { run(b, &Transport{Base: base, Config: Config{Limit: 1e9}}) })
 }
+
+func TestRouteOf(t *testing.T) {
+	tests := []struct{ path, want string }{
+		{"/search/issues", "h/search"},
+		{"/repos/o/r", "h/repos"},
+		{"/api/v3/search/code", "h/search"},
+		{"/api/graphql", "h/graphql"},
+		{"/v1/chat/completions", "h/chat"},
+		{"/", "h/"},
+		{"", "h/"},
+		{"/api", "h/api"},
+		{"/vendor/x", "h/vendor"},
+	}
+	for _, tt := range tests {
+		req := &http.Request{URL: &url.URL{Path: tt.path}}
+		if got := routeOf("h", req); got != tt.want {
+			t.Errorf("routeOf(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}
