@@ -126,7 +126,9 @@ func (f Flight) Done(resp *http.Response) {
 }
 
 // DoneQuota is [Flight.Done] for callers that parse the response themselves:
-// status is the HTTP status (0: no response) and q what the server said.
+// status is the HTTP status (0: no response) and q what the server said. Set
+// Limit and Remaining to -1 when the server did not state them: the zero
+// Quota says that the quota is spent.
 func (f Flight) DoneQuota(status int, q Quota) {
 	if f.b == nil {
 		return
@@ -152,7 +154,8 @@ func (b *Bucket) Observe(resp *http.Response) {
 }
 
 // ObserveQuota is [Bucket.Observe] for callers that parse the response
-// themselves: status is the HTTP status and q what the server said.
+// themselves: status is the HTTP status and q what the server said (-1 for
+// counts not stated, as in [Flight.DoneQuota]).
 func (b *Bucket) ObserveQuota(status int, q Quota) {
 	b.observe(status, q, math.NaN(), false)
 }
