@@ -2,11 +2,16 @@ module github.com/go-throttle/throttle/examples
 
 go 1.26.0
 
-replace github.com/go-throttle/throttle => ../
+replace (
+	github.com/go-throttle/throttle => ../
+	github.com/go-throttle/throttle/redisstore => ../redisstore
+)
 
 require (
 	github.com/go-throttle/throttle v0.0.0-00010101000000-000000000000
+	github.com/go-throttle/throttle/redisstore v0.0.0-00010101000000-000000000000
 	github.com/google/go-github/v75 v75.0.0
+	github.com/redis/go-redis/v9 v9.23.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/time v0.16.0
 	gonum.org/v1/plot v0.17.0
@@ -18,8 +23,11 @@ require (
 	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/google/go-querystring v1.1.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )
