@@ -49,6 +49,9 @@ const (
 	// to come back, in intervals of the (reduced) rate, at least minBackoff.
 	backoffBase = 2
 	minBackoff  = float64(100 * time.Millisecond)
+	// minProbeRate is the least rate probing assumes a server allows: one
+	// request a minute.
+	minProbeRate = 1.0 / 60
 )
 
 // adapt is the part of a Bucket's state that comes from the server. Its
@@ -206,7 +209,9 @@ func (b *Bucket) learn(now, sent float64, status int, q Quota) {
 	wasLearning := b.learning
 	b.learning, b.probing = false, 0
 	if wasLearning && !quota && b.ceiling == 0 {
-		b.free(now) // the server sends no quota: run unthrottled until a 429
+		// The server sends no quota: run unthrottled until a 429. The
+		// episode starts with the probe, so that a 429 to it counts.
+		b.free(now, sent)
 	}
 	if q.Limit > 0 {
 		b.srvLimit = q.Limit
@@ -223,12 +228,13 @@ func (b *Bucket) learn(now, sent float64, status int, q Quota) {
 	if q.RetryAfter > 0 && limited(status, q) {
 		until = 0
 	}
-	if q.Remaining >= 0 && !b.correct(now, sent, q.Remaining, reset, until) {
-		return // from an older window: it says nothing about this one
-	}
+	current := q.Remaining < 0 || b.correct(now, sent, q.Remaining, reset, until)
 	if limited(status, q) {
-		b.cooldown(now, sent, q, reset, quota)
+		b.cooldown(now, sent, q, reset, quota) // whatever window it names
 		return
+	}
+	if !current {
+		return // from an older window: it says nothing about this one
 	}
 	if status < 400 {
 		b.served++
@@ -265,7 +271,13 @@ func (b *Bucket) correct(now, sent, remaining, reset, until float64) bool {
 		b.window, b.seen, b.seenSent = reset, remaining, sent
 		raise = true
 	case reset < b.window-b.tolerance():
-		return false
+		if sent <= b.seenSent {
+			return false // an answer to an earlier request, from an older window
+		}
+		// A newer request names an earlier reset: the window seen before
+		// was not this quota's (or the header lied). Follow the newer one,
+		// but raise nothing on its word.
+		b.window, b.seen, b.seenSent = reset, remaining, sent
 	default: // the same window
 		if sent > b.seenSent && remaining > b.seen+0.5 {
 			b.refills = true // more left than before, for a later request
@@ -332,9 +344,9 @@ func (b *Bucket) retune(now, left, reset float64) {
 	switch {
 	case b.pace == PaceBurst:
 		r = steady
-		if b.srvLimit > 0 && b.burst != int(math.Ceil(b.srvLimit)) {
+		if burst := int(min(math.Ceil(b.srvLimit), math.MaxInt32)); b.srvLimit > 0 && b.burst != burst {
 			b.auto = false
-			b.burst = int(math.Ceil(b.srvLimit))
+			b.setParams(now, b.limit, burst) // republishes the capacity
 		}
 	case (b.refills || b.coarse()) && steady > 0:
 		// Servers that refill continuously, and windows too short to be
@@ -364,6 +376,9 @@ func (b *Bucket) retune(now, left, reset float64) {
 // setLimit sets the rate, bounded by the configured ceiling, keeping the
 // tokens. It requires that b.mu is held and the state owned.
 func (b *Bucket) setLimit(now float64, r rate.Limit) {
+	if r = normLimit(r); r == 0 {
+		return
+	}
 	if b.ceiling > 0 {
 		r = min(r, b.ceiling)
 	}
@@ -372,11 +387,11 @@ func (b *Bucket) setLimit(now float64, r rate.Limit) {
 	}
 }
 
-// free lets the bucket run unthrottled, measuring its rate in case a 429
-// asks for a cut. It requires that b.mu is held and the state owned.
-func (b *Bucket) free(now float64) {
+// free lets the bucket run unthrottled from the request sent at from,
+// measuring its rate in case a 429 asks for a cut. It requires that b.mu is held and the state owned.
+func (b *Bucket) free(now, from float64) {
 	b.setParams(now, rate.Inf, b.burst)
-	b.cut, b.cutCount, b.cutSent = now, b.served, b.count()
+	b.cut, b.cutCount, b.cutSent = min(from, now), b.served, b.count()
 }
 
 // cooldown holds every caller after the server said the client is over its
@@ -386,7 +401,7 @@ func (b *Bucket) cooldown(now, sent float64, q Quota, reset float64, quota bool)
 	// episode: it may lengthen the hold in force, but it does not start
 	// another, cut or back off again.
 	episode := sent >= b.cut
-	if !episode && now >= b.hold {
+	if !episode && now >= b.hold && q.RetryAfter <= 0 {
 		return // an answer sent before the episode's cooldown, arriving after it
 	}
 	if !quota && episode && !b.cutOpen && b.ceiling != rate.Inf {
@@ -407,8 +422,9 @@ func (b *Bucket) cooldown(now, sent float64, q Quota, reset float64, quota bool)
 			r = 1.25 * float64(b.served-b.cutCount) / max(elapsed, 0.1)
 			r = min(max(r, float64(b.limit)*0.8), float64(b.limit))
 		}
+		r = max(r, minProbeRate)
 		b.aimd, b.rmax = true, r
-		b.setLimit(now, rate.Limit(max(r*decrease, 1e-3)))
+		b.setLimit(now, rate.Limit(r*decrease))
 	}
 	if episode {
 		b.cut, b.cutCount, b.cutSent = now, b.served, b.count()

@@ -79,8 +79,9 @@ type Config struct {
 
 	// OnEvent, if not nil, is called with every [Event]: long waits,
 	// refusals, cooldowns, changes of rate. It is called without the
-	// bucket's lock held, on the goroutine that caused the event, and may
-	// call the bucket's methods.
+	// bucket's lock held, and may call the bucket's methods; it is called
+	// by whichever goroutine next leaves the bucket (a caller, or the
+	// bucket's timer), so it must be safe for concurrent use.
 	OnEvent func(Event)
 
 	// Logger, if not nil, receives the same events as OnEvent. A bucket logs
@@ -209,10 +210,7 @@ func NewBucket(c Config) *Bucket {
 	case c.MaxWait > 0:
 		b.maxWait = float64(c.MaxWait)
 	}
-	limit := c.Limit
-	if math.IsNaN(float64(limit)) || limit < 0 {
-		limit = 0
-	}
+	limit := normLimit(c.Limit)
 	b.ceiling = limit
 	b.pace = c.Pace
 	b.name, b.onEvent, b.logger = c.Name, c.OnEvent, c.Logger
@@ -351,8 +349,34 @@ func (b *Bucket) iv() float64 {
 	if b.limit <= 0 {
 		return math.Inf(1)
 	}
-	return float64(time.Second) / float64(b.limit)
+	// A finite interval keeps every comparison meaningful: a rate so slow
+	// that a token takes longer than maxInterval is treated as that slow.
+	return min(float64(time.Second)/float64(b.limit), maxInterval)
 }
+
+// maxInterval bounds the interval between tokens: about 11.6 days.
+const maxInterval = 1e15
+
+// normLimit maps a rate to what the bucket keeps: rate.Inf for any infinite
+// or huge rate, 0 (not known) for zero, negative and NaN rates.
+func normLimit(l rate.Limit) rate.Limit {
+	switch {
+	case math.IsNaN(float64(l)) || l <= 0:
+		return 0
+	case l >= rate.Inf:
+		return rate.Inf
+	}
+	return l
+}
+
+// dur converts nanoseconds on the bucket's clock to a Duration, clamped to
+// [0, maxDur] so that no conversion overflows.
+func dur(ns float64) time.Duration {
+	return time.Duration(min(max(ns, 0), maxDur))
+}
+
+// maxDur is the longest wait the bucket computes with: about 146 years.
+const maxDur = float64(1 << 62)
 
 // tokensAt returns the tokens at now, which may be negative after a
 // correction. It requires that b.mu is held and the state owned.
@@ -460,7 +484,7 @@ func (b *Bucket) Burst() int {
 // exceeds their MaxWait or deadline fail with [ErrWaitTooLong] at once, the
 // others are woken at their new time.
 func (b *Bucket) SetLimit(limit rate.Limit) {
-	if !(limit > 0) {
+	if limit = normLimit(limit); limit == 0 {
 		return
 	}
 	defer b.emit()

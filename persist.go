@@ -29,6 +29,9 @@ type State struct {
 	ServerLimit   float64    `json:"server_limit,omitempty"`
 	Window        int64      `json:"window_ns,omitempty"`
 	CooldownUntil time.Time  `json:"cooldown_until,omitzero"`
+	// ProbeMax, when positive, says that the bucket was finding the rate of
+	// a server without quota headers, and the rate that drew its last 429.
+	ProbeMax float64 `json:"probe_max,omitempty"`
 }
 
 const stateVersion = 1
@@ -58,6 +61,9 @@ func (b *Bucket) Snapshot() State {
 	}
 	if b.hold > now {
 		s.CooldownUntil = wall.Add(time.Duration(b.hold - now))
+	}
+	if b.aimd {
+		s.ProbeMax = b.rmax
 	}
 	return s
 }
@@ -93,11 +99,12 @@ func (b *Bucket) Restore(s State) error {
 	} else if s.Limit == 0 && s.Learned && b.ceiling == 0 {
 		limit = rate.Inf
 	}
-	burst := b.burst
-	if s.Burst > 0 && b.auto {
-		burst = s.Burst
+	b.setParams(now, limit, b.burst) // an automatic burst follows the limit
+	if s.ProbeMax > 0 && b.ceiling != rate.Inf {
+		// Resume probing the server's rate where it was, growing back
+		// from now.
+		b.aimd, b.rmax, b.cut = true, s.ProbeMax, now
 	}
-	b.setParams(now, limit, burst)
 	tokens := s.Tokens
 	if limit != rate.Inf {
 		tokens += elapsed.Seconds() * float64(limit)
@@ -125,6 +132,8 @@ func (s State) validate() error {
 		return bad("negative burst")
 	case math.IsNaN(s.ServerLimit) || s.Window < 0:
 		return bad("invalid server window")
+	case math.IsNaN(s.ProbeMax) || s.ProbeMax < 0 || math.IsInf(s.ProbeMax, 0):
+		return bad("invalid probe rate")
 	}
 	return nil
 }

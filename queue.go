@@ -181,8 +181,8 @@ func (b *Bucket) planned(now float64, n int) float64 {
 }
 
 func tooLong(wait, allowed float64, byCtx bool) error {
-	need := time.Duration(min(wait, math.MaxInt64)).Round(time.Millisecond)
-	have := time.Duration(min(max(allowed, 0), math.MaxInt64)).Round(time.Millisecond)
+	need := dur(wait).Round(time.Millisecond)
+	have := dur(allowed).Round(time.Millisecond)
 	if byCtx {
 		return fmt.Errorf("%w: need %v, context deadline in %v: %w", ErrWaitTooLong, need, have, context.DeadlineExceeded)
 	}
@@ -237,7 +237,7 @@ func (b *Bucket) arm(now float64) {
 	default:
 		at = b.planned(now, w.n)
 	}
-	if math.IsInf(at, 1) {
+	if math.IsInf(at, 1) || at-now >= maxDur {
 		if b.timer != nil {
 			b.timer.Stop()
 		}
@@ -246,7 +246,7 @@ func (b *Bucket) arm(now float64) {
 	// Never early: at the planned time hold, budget and tokens all allow
 	// the head (take's 1ns of slack absorbs float rounding), so a timer
 	// that fires can always serve it and never re-arms at zero.
-	d := time.Duration(math.Ceil(min(at-now, math.MaxInt64)))
+	d := dur(math.Ceil(at - now))
 	if b.timer == nil {
 		b.timer = time.AfterFunc(d, b.wake)
 	} else {
@@ -302,7 +302,9 @@ func (b *Bucket) cancel(ctx context.Context, w *waiter) error {
 	case w.err != nil:
 		return w.err
 	default: // granted as the context ended: give the tokens back
-		if iv := b.iv(); iv != 0 && !math.IsInf(iv, 1) {
+		if b.learning {
+			b.probing = max(b.probing-1, 0) // the probe was never sent
+		} else if iv := b.iv(); iv != 0 && !math.IsInf(iv, 1) {
 			b.tat -= float64(w.n) * iv
 		}
 		if b.budgetEnd > now {

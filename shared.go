@@ -37,30 +37,32 @@ type shared struct {
 
 // sharedTake takes n tokens from the store, or from the local share while
 // the store is unreachable. It returns 0 when it took them, else how long
-// until they could be there. It requires that b.mu is not held.
-func (b *Bucket) sharedTake(ctx context.Context, n int) time.Duration {
+// until they could be there, or ctx's error if ctx ended meanwhile. It
+// requires that b.mu is not held.
+func (b *Bucket) sharedTake(ctx context.Context, n int) (time.Duration, error) {
 	b.mu.Lock()
 	now := b.own()
 	limit, burst, down := b.limit, b.burst, now < b.down
 	b.mu.Unlock()
 	if !down {
 		wait, err := b.store.Take(ctx, b.key, n, limit, burst)
+		if cerr := ctx.Err(); err != nil && cerr != nil {
+			return 0, cerr // the caller gave up; the store may be fine
+		}
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		now = b.own()
 		if err == nil {
 			b.storeUp()
-			return wait
+			return wait, nil
 		}
-		if ctx.Err() == nil {
-			b.storeFailed(now, err)
-		}
+		b.storeFailed(now, err)
 	} else {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		now = b.own()
 	}
-	return time.Duration(math.Ceil(b.takeShare(now, n)))
+	return dur(math.Ceil(b.takeShare(now, n))), nil
 }
 
 // takeShare is the local bucket used while the store is unreachable: the
@@ -116,7 +118,8 @@ func (b *Bucket) allowShared(n int) bool {
 	}
 	b.mu.Unlock()
 	defer b.emit()
-	if b.sharedTake(context.Background(), n) != 0 {
+	// The store bounds the call (redisstore: Options.Timeout).
+	if wait, err := b.sharedTake(context.Background(), n); wait != 0 || err != nil {
 		return false
 	}
 	b.mu.Lock()
@@ -154,6 +157,18 @@ func (b *Bucket) waitShared(ctx context.Context, n int) error {
 			return w.err
 		}
 		wait := -1.0 // until signalled
+		if now >= w.deadline {
+			// Behind the head, nothing plans the wait: MaxWait is checked
+			// here instead.
+			err := tooLong(now-w.since, w.deadline-w.since, w.byCtx)
+			b.finish(now, w, err)
+			b.dispatch(now)
+			b.mu.Unlock()
+			return err
+		}
+		if b.q.head != w && !math.IsInf(w.deadline, 1) {
+			wait = w.deadline - now
+		}
 		if b.q.head == w {
 			switch {
 			case now < b.hold:
@@ -166,7 +181,10 @@ func (b *Bucket) waitShared(ctx context.Context, n int) error {
 				}
 			default:
 				b.mu.Unlock()
-				d := b.sharedTake(ctx, n)
+				d, err := b.sharedTake(ctx, n)
+				if err != nil {
+					return b.cancel(ctx, w)
+				}
 				b.mu.Lock()
 				now = b.own()
 				if w.done { // refused meanwhile (a cooldown, a new burst)
@@ -192,11 +210,11 @@ func (b *Bucket) waitShared(ctx context.Context, n int) error {
 		b.mu.Unlock()
 
 		var fire <-chan time.Time
-		if wait >= 0 {
+		if wait >= 0 && wait < maxDur {
 			if timer == nil {
-				timer = time.NewTimer(time.Duration(wait))
+				timer = time.NewTimer(dur(wait))
 			} else {
-				timer.Reset(time.Duration(wait))
+				timer.Reset(dur(wait))
 			}
 			fire = timer.C
 		}

@@ -179,3 +179,42 @@ func TestSharedWaitersFIFO(t *testing.T) {
 		}
 	})
 }
+
+// slowStore's Take blocks until its context ends, as a hung store.
+type slowStore struct{ memStore }
+
+func (s *slowStore) Take(ctx context.Context, _ string, _ int, _ rate.Limit, _ int) (time.Duration, error) {
+	<-ctx.Done()
+	return 0, ctx.Err()
+}
+
+func TestSharedCallerGivingUpIsNotGranted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var kinds []EventKind
+		b := NewBucket(Config{Limit: 10, Name: "api", Store: &slowStore{*newMemStore()}, OnEvent: func(e Event) { kinds = append(kinds, e.Kind) }})
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		err := b.Wait(ctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded, "a caller whose context ends during the store call is not granted")
+		assert.NotContains(t, kinds, EventStoreDown, "the caller gave up; the store was not judged down")
+	})
+}
+
+func TestSharedMaxWaitBehindHead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := newMemStore()
+		b := NewBucket(Config{Limit: 1, Burst: 1, Name: "api", Store: store, MaxWait: 2500 * time.Millisecond})
+		require.True(t, b.Allow())
+		ws := newWaiters()
+		for i := range 3 {
+			ws.wait(t.Context(), b, i, 1) // served at 1s, 2s; the third would be at 3s
+		}
+		got := ws.results()
+		assert.Equal(t, result{0, time.Second, nil}, got[0])
+		assert.Equal(t, result{1, 2 * time.Second, nil}, got[1])
+		require.ErrorIs(t, got[2].err, ErrWaitTooLong)
+		// At 2s it is the head and the store says 1s more: past its 2.5s
+		// MaxWait, so it fails then, not when it would have been served.
+		assert.Equal(t, 2*time.Second, got[2].at)
+	})
+}

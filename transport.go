@@ -261,6 +261,12 @@ func (t *Transport) sweepLocked(now time.Time, idle time.Duration) {
 			delete(t.buckets, k)
 		}
 	}
+	for route, scope := range t.scopes {
+		key := route[:strings.LastIndexByte(route, '/')]
+		if _, ok := t.buckets[key+"#"+scope]; !ok {
+			delete(t.scopes, route) // its bucket is gone: learn again
+		}
+	}
 }
 
 // idle reports whether nothing depends on the bucket's state: nobody waits,
