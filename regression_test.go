@@ -191,3 +191,32 @@ func TestEventHookMayCallBucket(t *testing.T) {
 		assert.GreaterOrEqual(t, calls, 2)
 	})
 }
+
+// A waiter granted its tokens just as its context ended gives them back.
+// The race is not reproducible from outside, so the test drives the bucket's
+// internals: grant the waiter, then cancel it.
+func TestCancelAfterGrantRefunds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{Limit: 1, Burst: 3})
+		require.True(t, b.AllowN(3))
+		ctx, cancel := context.WithCancel(t.Context())
+		b.mu.Lock()
+		now := b.own()
+		w, err := b.enqueue(ctx, now, 2)
+		require.NoError(t, err)
+		require.NotNil(t, w)
+		b.release(now)
+		b.mu.Unlock()
+
+		time.Sleep(2 * time.Second)
+		synctest.Wait() // the timer granted the waiter
+		require.True(t, w.done)
+		require.NoError(t, w.err)
+		assert.InDelta(t, 0, b.Tokens(), 1e-9)
+
+		cancel()
+		err = b.cancel(ctx, w)
+		require.ErrorIs(t, err, context.Canceled)
+		assert.InDelta(t, 2, b.Tokens(), 1e-9, "the granted tokens are returned")
+	})
+}
