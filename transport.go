@@ -70,10 +70,19 @@ type Transport struct {
 	IdleTimeout time.Duration
 
 	mu      sync.Mutex
-	buckets map[string]*entry
-	scopes  map[string]string // host and route → the scope the server named
+	buckets map[bucketID]*entry
+	scopes  map[routeID]string // the scope the server named for a route
 	swept   time.Time
 }
+
+// A bucketID names a Transport's bucket: a key, and the scope the server
+// named ("" for the key's own bucket). Struct keys spare a string per
+// request.
+type bucketID struct{ key, scope string }
+
+// A routeID is what a server's scope is remembered for: a key and the first
+// meaningful segment of the path.
+type routeID struct{ key, seg string }
 
 type entry struct {
 	b    *Bucket
@@ -87,18 +96,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base().RoundTrip(req)
 	}
 	route := routeOf(key, req)
-	b := t.bucket(key, route)
+	id, b := t.bucket(route)
 	f, err := b.Begin(req.Context())
 	// A request admitted by the host's bucket while the first answer
 	// was naming the route's scope moves to that scope's bucket, so
 	// that bucket counts everything it has in flight.
 	for err == nil {
-		nb := t.bucket(key, route)
+		nid, nb := t.bucket(route)
 		if nb == b {
 			break
 		}
 		f.Done(nil) // not sent
-		b = nb
+		id, b = nid, nb
 		f, err = b.Begin(req.Context())
 	}
 	if err != nil {
@@ -112,11 +121,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		q := ParseHeaders(resp.Header, time.Now())
-		if q.Scope != "" && b.name != key+"#"+q.Scope {
+		if q.Scope != "" && q.Scope != id.scope {
 			// The server says this request counts against another scope:
 			// from now on its route uses that scope's bucket.
 			f.Done(nil)
-			b = t.setScope(key, route, q.Scope)
+			id, b = t.setScope(route, q.Scope)
 			b.ObserveQuota(resp.StatusCode, q)
 		} else {
 			f.DoneQuota(resp.StatusCode, q)
@@ -171,10 +180,10 @@ func (t *Transport) key(req *http.Request) string {
 }
 
 // routeOf names what a server's scope is remembered for: the key and the
-// first segment of the path ("/search" of "/search/issues"), which is how
+// first segment of the path ("search" of "/search/issues"), which is how
 // GitHub divides its resources. Leading "api" and version segments are
-// skipped, so that GitHub Enterprise's "/api/v3/search/..." is "/search".
-func routeOf(key string, req *http.Request) string {
+// skipped, so that GitHub Enterprise's "/api/v3/search/..." is "search".
+func routeOf(key string, req *http.Request) routeID {
 	p := ""
 	if req.URL != nil {
 		p = req.URL.Path
@@ -183,7 +192,7 @@ func routeOf(key string, req *http.Request) string {
 		p = strings.TrimPrefix(p, "/")
 		seg, rest, _ := strings.Cut(p, "/")
 		if rest == "" || !(seg == "api" || isVersion(seg)) {
-			return key + "/" + seg
+			return routeID{key, seg}
 		}
 		p = rest
 	}
@@ -202,36 +211,37 @@ func isVersion(seg string) bool {
 	return true
 }
 
-// bucket returns the bucket for key, or for the scope the server named for
-// route, making it if needed.
-func (t *Transport) bucket(key, route string) *Bucket {
+// bucket returns the bucket for route: the one of the scope the server
+// named for it, else its key's own, making it if needed.
+func (t *Transport) bucket(route routeID) (bucketID, *Bucket) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if scope, ok := t.scopes[route]; ok {
-		key += "#" + scope
-	}
-	return t.getLocked(key)
+	id := bucketID{route.key, t.scopes[route]}
+	return id, t.getLocked(id)
 }
 
 // setScope records that route belongs to scope and returns its bucket.
-func (t *Transport) setScope(key, route, scope string) *Bucket {
+func (t *Transport) setScope(route routeID, scope string) (bucketID, *Bucket) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.scopes == nil {
-		t.scopes = make(map[string]string)
+		t.scopes = make(map[routeID]string)
 	}
 	t.scopes[route] = scope
-	if e := t.buckets[key]; e != nil && e.b.idle() {
-		delete(t.buckets, key) // its route has moved to the scope's bucket
+	own := bucketID{route.key, ""}
+	if e := t.buckets[own]; e != nil && e.b.idle() {
+		delete(t.buckets, own) // its route has moved to the scope's bucket
 	}
-	return t.getLocked(key + "#" + scope)
+	id := bucketID{route.key, scope}
+	return id, t.getLocked(id)
 }
 
-// getLocked returns the bucket named key. It requires that t.mu is held.
-func (t *Transport) getLocked(key string) *Bucket {
+// getLocked returns the bucket id, making it if needed. It requires that
+// t.mu is held.
+func (t *Transport) getLocked(id bucketID) *Bucket {
 	now := time.Now()
 	if t.buckets == nil {
-		t.buckets = make(map[string]*entry)
+		t.buckets = make(map[bucketID]*entry)
 		t.swept = now
 	}
 	idle := t.IdleTimeout
@@ -241,12 +251,15 @@ func (t *Transport) getLocked(key string) *Bucket {
 	if now.Sub(t.swept) >= idle/2 {
 		t.sweepLocked(now, idle)
 	}
-	e := t.buckets[key]
+	e := t.buckets[id]
 	if e == nil {
 		c := t.Config
-		c.Name = key
+		c.Name = id.key
+		if id.scope != "" {
+			c.Name += "#" + id.scope
+		}
 		e = &entry{b: NewBucket(c)}
-		t.buckets[key] = e
+		t.buckets[id] = e
 	}
 	e.used = now
 	return e.b
@@ -262,8 +275,7 @@ func (t *Transport) sweepLocked(now time.Time, idle time.Duration) {
 		}
 	}
 	for route, scope := range t.scopes {
-		key := route[:strings.LastIndexByte(route, '/')]
-		if _, ok := t.buckets[key+"#"+scope]; !ok {
+		if _, ok := t.buckets[bucketID{route.key, scope}]; !ok {
 			delete(t.scopes, route) // its bucket is gone: learn again
 		}
 	}
@@ -281,8 +293,8 @@ func (b *Bucket) idle() bool {
 func (t *Transport) Stats() TransportStats {
 	t.mu.Lock()
 	bs := make(map[string]*Bucket, len(t.buckets))
-	for k, e := range t.buckets {
-		bs[k] = e.b
+	for _, e := range t.buckets {
+		bs[e.b.name] = e.b
 	}
 	t.mu.Unlock()
 	s := TransportStats{Keys: make(map[string]BucketStats, len(bs))}
