@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -72,6 +73,7 @@ type Transport struct {
 	mu      sync.Mutex
 	buckets map[bucketID]*entry
 	scopes  map[routeID]string // the scope the server named for a route
+	scoped  atomic.Bool        // scopes has had an entry: admissions re-check their bucket
 	swept   time.Time
 }
 
@@ -101,7 +103,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// A request admitted by the host's bucket while the first answer
 	// was naming the route's scope moves to that scope's bucket, so
 	// that bucket counts everything it has in flight.
-	for err == nil {
+	for err == nil && id.scope == "" && t.scoped.Load() {
 		nid, nb := t.bucket(route)
 		if nb == b {
 			break
@@ -228,6 +230,7 @@ func (t *Transport) setScope(route routeID, scope string) (bucketID, *Bucket) {
 		t.scopes = make(map[routeID]string)
 	}
 	t.scopes[route] = scope
+	t.scoped.Store(true)
 	own := bucketID{route.key, ""}
 	if e := t.buckets[own]; e != nil && e.b.idle() {
 		delete(t.buckets, own) // its route has moved to the scope's bucket
