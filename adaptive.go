@@ -62,7 +62,6 @@ type adapt struct {
 
 	learning bool // no answer yet: probe one request at a time
 	probing  int  // requests admitted while learning, not yet answered
-	inflight int  // requests begun with Begin and not yet Done
 
 	window float64 // end of the server's current window (bucket clock); 0: unknown
 	// budget is what the server has left in its window, less what this
@@ -109,9 +108,7 @@ func (b *Bucket) Begin(ctx context.Context) (Flight, error) {
 	if err := b.Wait(ctx); err != nil {
 		return Flight{}, err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.inflight++
+	b.inflight.Add(1)
 	return Flight{b, b.now()}, nil
 }
 
@@ -170,7 +167,8 @@ func (b *Bucket) observe(status int, q Quota, sent float64, flight bool) {
 	b.mu.Lock()
 	now := b.own()
 	if flight {
-		b.inflight = max(b.inflight-1, 0)
+		for v := b.inflight.Load(); v > 0 && !b.inflight.CompareAndSwap(v, v-1); v = b.inflight.Load() {
+		} // never below zero, even if a Flight is Done twice
 	}
 	if math.IsNaN(sent) {
 		sent = now
@@ -250,7 +248,7 @@ func (b *Bucket) learn(now, sent float64, status int, q Quota) {
 // until (0: not at all). It reports false for an answer from an older window,
 // which it ignores. It requires that b.mu is held and the state owned.
 func (b *Bucket) correct(now, sent, remaining, reset, until float64) bool {
-	left := remaining - float64(b.inflight)
+	left := remaining - float64(b.inflight.Load())
 	raise := false
 	switch {
 	case reset == 0: // no window: only ever lower

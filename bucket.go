@@ -164,6 +164,9 @@ type Bucket struct {
 	tau      atomic.Uint64
 	// admittedFast counts the callers the lock-free path admitted.
 	admittedFast atomic.Uint64
+	// inflight counts the requests begun with Begin and not yet Done;
+	// atomic, so that a request costs no extra lock to count.
+	inflight atomic.Int64
 
 	epoch time.Time // the origin of the bucket's clock; monotonic
 

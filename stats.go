@@ -76,7 +76,7 @@ func (b *Bucket) Stats() BucketStats {
 		Burst:          b.burst,
 		Tokens:         b.tokensAt(now),
 		Queued:         b.q.len,
-		InFlight:       b.inflight,
+		InFlight:       int(b.inflight.Load()),
 		Learning:       b.learning,
 		Admitted:       b.stats.admitted + b.admittedFast.Load(),
 		Waited:         b.stats.waited,

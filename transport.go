@@ -289,7 +289,7 @@ func (t *Transport) sweepLocked(now time.Time, idle time.Duration) {
 func (b *Bucket) idle() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.q.len == 0 && b.inflight == 0 && b.now() >= b.hold
+	return b.q.len == 0 && b.inflight.Load() == 0 && b.now() >= b.hold
 }
 
 // Stats returns a snapshot of every bucket, by key, and their total.
