@@ -3,6 +3,7 @@ package throttle
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"net/http"
 	"slices"
 	"strings"
@@ -208,33 +209,17 @@ func ParseQuotas(h http.Header, now time.Time) []Quota {
 // dialects' quotas that differ from the preferred one and appends every
 // secondary quota (token quotas, other policies) to *extras.
 func (p *parser) run(extras *[]Quota) (Quota, []Quota) {
-	ietf := [3]Quota{unknownQuota(), unknownQuota(), unknownQuota()}
-	if p.mask&(1<<fRL|maskIETF) != 0 {
-		ietf = p.ietf(extras)
-	}
-	cands := [...]Quota{
-		ietf[0],
-		ietf[1],
-		ietf[2],
-		p.nameQuotas(extras),
-		p.hubspot(extras),
-		p.shopify(),
-		p.salesforce(extras),
-		p.xRateLimit(),
-		p.xRateLimitDash(),
-	}
 	primary := unknownQuota()
-	i := 0
-	for ; i < len(cands); i++ {
-		if cands[i].statesQuota() {
-			primary = cands[i]
-			break
-		}
-	}
+	found := false
 	var others []Quota
-	for j := i + 1; j < len(cands); j++ {
-		q := cands[j]
+	var ietf [3]Quota
+	for ds := p.dialects(); ds != 0; ds &= ds - 1 {
+		q := p.dialect(bits.TrailingZeros(ds), &ietf, extras)
 		if !q.statesQuota() {
+			continue
+		}
+		if !found {
+			primary, found = q, true
 			continue
 		}
 		if sameQuota(primary, q) {
@@ -253,12 +238,77 @@ func (p *parser) run(extras *[]Quota) (Quota, []Quota) {
 			}
 		}
 		if !merged {
-			others = append(others, q) // at most len(cands)
+			others = append(others, q) // at most numDialects
 		}
 	}
 	primary.RetryAfter = p.retryAfter()
 	primary.Scope = p.scope()
 	return p.sanitize(primary), others
+}
+
+// The dialects in their order of precedence: the IETF drafts (structured
+// fields, draft 07, drafts up to 06), the quotas named in the header name,
+// HubSpot, Shopify, Salesforce, X-RateLimit-* and X-Rate-Limit-*.
+const (
+	dIETF = iota
+	dIETF07
+	dIETF06
+	dNamed
+	dHubSpot
+	dShopify
+	dSalesforce
+	dX
+	dXDash
+	numDialects
+)
+
+// dialects returns the set of dialects (bit d for dialect d) of which the
+// response has a field.
+func (p *parser) dialects() uint {
+	var ds uint
+	if p.mask&(1<<fRL|maskIETF) != 0 {
+		ds |= 1<<dIETF | 1<<dIETF07 | 1<<dIETF06
+	}
+	if p.mask&maskNamed != 0 || len(p.named) > 0 {
+		ds |= 1 << dNamed
+	}
+	for d, mask := range &dialectMasks {
+		if p.mask&mask != 0 {
+			ds |= 1 << d
+		}
+	}
+	return ds
+}
+
+// dialectMasks holds the fields of each dialect after dNamed.
+var dialectMasks = [numDialects]uint64{
+	dHubSpot: maskHubSp, dShopify: 1 << fShopify, dSalesforce: 1 << fSforce,
+	dX: maskX, dXDash: maskXDash,
+}
+
+// dialect reads dialect d. The IETF drafts are read together into *ietf
+// when d is dIETF.
+func (p *parser) dialect(d int, ietf *[3]Quota, extras *[]Quota) Quota {
+	switch d {
+	case dIETF:
+		*ietf = p.ietf(extras)
+		return ietf[0]
+	case dIETF07, dIETF06:
+		return ietf[d-dIETF]
+	case dNamed:
+		return p.nameQuotas(extras)
+	case dHubSpot:
+		return p.hubspot(extras)
+	case dShopify:
+		return p.shopify()
+	case dSalesforce:
+		return p.salesforce(extras)
+	case dX:
+		return p.xRateLimit()
+	case dXDash:
+		return p.xRateLimitDash()
+	}
+	return unknownQuota()
 }
 
 // ietf reads the IETF fields in all their drafts: the structured fields of
@@ -597,10 +647,10 @@ func (p *parser) ietfStructured(items, pols []sfItem, extras *[]Quota) Quota {
 		qs, i = namedPolicy(qs, name)
 		s := &qs[i]
 		s.live = true
-		if r, ok := it.param("r").count(); ok && it.param("r").kind == sfInteger {
+		if r, ok := it.params.r.count(); ok && it.params.r.kind == sfInteger {
 			s.q.Remaining = leastStated(s.q.Remaining, r)
 		}
-		if t, ok := it.param("t").seconds(); ok {
+		if t, ok := it.params.t.seconds(); ok {
 			if reset := p.after(t); reset.After(s.q.Reset) {
 				s.q.Reset = reset
 			}
@@ -614,14 +664,14 @@ func (p *parser) ietfStructured(items, pols []sfItem, extras *[]Quota) Quota {
 		var i int
 		qs, i = namedPolicy(qs, name)
 		s := &qs[i]
-		if q, ok := it.param("q").count(); ok && it.param("q").kind == sfInteger {
+		if q, ok := it.params.q.count(); ok && it.params.q.kind == sfInteger {
 			s.q.Limit = leastStated(s.q.Limit, q)
 		}
 		if w, ok := it.window(); ok && s.q.Window == 0 {
 			s.q.Window = w
 		}
 		// §3.1.2: the default quota unit is "requests".
-		if u := it.param("qu"); u.kind == sfString || u.kind == sfToken {
+		if u := it.params.qu; u.kind == sfString || u.kind == sfToken {
 			s.requests = u.str == "requests"
 		}
 	}
@@ -1055,6 +1105,12 @@ func leastCount(vals []string) float64 {
 // greatestCount returns the greatest count among a header's elements, or -1:
 // the conservative reading of a "used" count.
 func greatestCount(vals []string) float64 {
+	if len(vals) == 1 && strings.IndexByte(vals[0], ',') < 0 { // the usual case
+		if v, ok := parseCount(trimOWS(vals[0])); ok {
+			return v
+		}
+		return notStated
+	}
 	greatest := float64(notStated)
 	for e := (elems{vals: vals}); ; {
 		s, ok := e.next()
@@ -1539,18 +1595,34 @@ func (f *fields) addIETF(k, rest string, v []string) {
 	f.put(k, i, v)
 }
 
+// A fieldName maps the rest of a header name, after a dialect's prefix, to
+// its field.
+type fieldName struct {
+	name string // lower-case
+	i    int
+}
+
+// The names after "X-RateLimit-" and "X-HubSpot-RateLimit-". Package
+// variables, not literals in the loops, so that no call builds them.
+var (
+	xNames = [...]fieldName{
+		{"limit", fXLimit}, {"remaining", fXRemaining}, {"reset", fXReset},
+		{"used", fXUsed}, {"resource", fXResource}, {"bucket", fXBucket},
+		{"reset-after", fXResetAfter}, {"retry-after", fXRetryAfter},
+	}
+	hubSpotNames = [...]fieldName{
+		{"daily", fHSDaily}, {"daily-remaining", fHSDailyRemaining},
+		{"max", fHSMax}, {"remaining", fHSRemaining},
+		{"interval-milliseconds", fHSInterval},
+		{"secondly", fHSSecondly}, {"secondly-remaining", fHSSecondlyRemaining},
+	}
+)
+
 // addX sorts the X-RateLimit-* headers: GitHub, Discord, Reddit and Jira's
 // plain ones, OpenAI's x-ratelimit-{limit,remaining,reset}-NAME and Linear's
 // X-RateLimit-NAME-{Limit,Remaining,Reset}.
 func (f *fields) addX(k, rest string, v []string, all bool) {
-	for _, x := range [...]struct {
-		name string
-		i    int
-	}{
-		{"limit", fXLimit}, {"remaining", fXRemaining}, {"reset", fXReset},
-		{"used", fXUsed}, {"resource", fXResource}, {"bucket", fXBucket},
-		{"reset-after", fXResetAfter}, {"retry-after", fXRetryAfter},
-	} {
+	for _, x := range &xNames {
 		if eqFold(rest, x.name) {
 			f.put(k, x.i, v)
 			return
@@ -1584,15 +1656,7 @@ func (f *fields) addNamed(k, name string, kind int, v []string, all bool) {
 }
 
 func (f *fields) addHubSpot(k, rest string, v []string) {
-	for _, x := range [...]struct {
-		name string
-		i    int
-	}{
-		{"daily", fHSDaily}, {"daily-remaining", fHSDailyRemaining},
-		{"max", fHSMax}, {"remaining", fHSRemaining},
-		{"interval-milliseconds", fHSInterval},
-		{"secondly", fHSSecondly}, {"secondly-remaining", fHSSecondlyRemaining},
-	} {
+	for _, x := range &hubSpotNames {
 		if eqFold(rest, x.name) {
 			f.put(k, x.i, v)
 			return
@@ -1626,16 +1690,36 @@ const (
 // with its escapes still in place.
 type sfBare struct {
 	kind sfKind
+	esc  bool    // str holds backslash escapes
 	num  float64 // Integer, Decimal, Date
 	str  string  // String, Token
-	esc  bool    // str holds backslash escapes
 }
 
-// sfItem is an Item or Inner List and its Parameters, kept as validated text
-// (";q=100;w=60").
+// sfItem is an Item or Inner List and its Parameters.
 type sfItem struct {
 	bare   sfBare
-	params string
+	params sfParams
+}
+
+// sfParams holds the Parameters the RateLimit fields define: q (quota), w
+// (window), r (remaining), t (seconds to reset) and qu (quota unit). The
+// last of a repeated key wins (RFC 9651 §4.2.3.2); other keys are validated
+// and dropped. An absent parameter is the zero sfBare (kind sfNone).
+type sfParams struct{ q, w, r, t, qu sfBare }
+
+func (ps *sfParams) set(key string, b sfBare) {
+	switch key {
+	case "q":
+		ps.q = b
+	case "w":
+		ps.w = b
+	case "r":
+		ps.r = b
+	case "t":
+		ps.t = b
+	case "qu":
+		ps.qu = b
+	}
 }
 
 type sfMember struct {
@@ -1680,30 +1764,9 @@ func (b sfBare) seconds() (time.Duration, bool) {
 	return scaleDuration(uint64(b.num), 0, time.Second)
 }
 
-// param returns the value of the parameter key (the last one, RFC 9651
-// §4.2.3.2), or the zero sfBare.
-func (it sfItem) param(key string) sfBare {
-	p := sfParser{s: it.params}
-	var v sfBare
-	for p.i < len(p.s) && p.s[p.i] == ';' {
-		p.i++
-		p.skipSP()
-		k, _ := p.key()
-		b := sfBare{kind: sfBoolean, num: 1}
-		if p.i < len(p.s) && p.s[p.i] == '=' {
-			p.i++
-			b, _ = p.bare()
-		}
-		if k == key {
-			v = b
-		}
-	}
-	return v
-}
-
 // window returns the w parameter: a positive Integer number of seconds.
 func (it sfItem) window() (time.Duration, bool) {
-	w, ok := it.param("w").seconds()
+	w, ok := it.params.w.seconds()
 	return w, ok && w > 0
 }
 
@@ -1850,23 +1913,26 @@ func (p *sfParser) item() (sfItem, bool) {
 	return sfItem{bare: b, params: params}, ok
 }
 
-// params parses Parameters (§4.2.3.2) and returns their text.
-func (p *sfParser) params() (string, bool) {
-	start := p.i
+// params parses Parameters (§4.2.3.2) and keeps the ones sfParams holds.
+func (p *sfParser) params() (sfParams, bool) {
+	var ps sfParams
 	for p.i < len(p.s) && p.s[p.i] == ';' {
 		p.i++
 		p.skipSP()
-		if _, ok := p.key(); !ok {
-			return "", false
+		k, ok := p.key()
+		if !ok {
+			return sfParams{}, false
 		}
+		b := sfBare{kind: sfBoolean, num: 1}
 		if p.i < len(p.s) && p.s[p.i] == '=' {
 			p.i++
-			if _, ok := p.bare(); !ok {
-				return "", false
+			if b, ok = p.bare(); !ok {
+				return sfParams{}, false
 			}
 		}
+		ps.set(k, b)
 	}
-	return p.s[start:p.i], true
+	return ps, true
 }
 
 // key parses a Key (§4.2.3.3).
