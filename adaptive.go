@@ -104,12 +104,16 @@ type Flight struct {
 // flight until [Flight.Done]. Use it around each request when the bucket is
 // driven directly (an SDK whose transport is not net/http): it keeps the
 // bucket exact about requests the server has not answered yet.
-func (b *Bucket) Begin(ctx context.Context) (Flight, error) {
-	if err := b.Wait(ctx); err != nil {
+func (b *Bucket) Begin(ctx context.Context) (Flight, error) { return b.beginAt(ctx, b.now()) }
+
+// beginAt is Begin with a reading of the bucket's clock taken just before.
+func (b *Bucket) beginAt(ctx context.Context, now float64) (Flight, error) {
+	sent, err := b.waitAt(ctx, 1, now)
+	if err != nil {
 		return Flight{}, err
 	}
 	b.inflight.Add(1)
-	return Flight{b, b.now()}, nil
+	return Flight{b, sent}, nil
 }
 
 // Done ends the flight with its response, which it observes as
@@ -122,7 +126,11 @@ func (f Flight) Done(resp *http.Response) {
 		f.DoneQuota(0, Quota{})
 		return
 	}
-	f.DoneQuota(resp.StatusCode, ParseHeaders(resp.Header, time.Now()))
+	if f.b == nil {
+		return
+	}
+	arrived := time.Now()
+	f.doneAt(resp.StatusCode, ParseHeaders(resp.Header, arrived), f.b.at(arrived))
 }
 
 // DoneQuota is [Flight.Done] for callers that parse the response themselves:
@@ -133,7 +141,16 @@ func (f Flight) DoneQuota(status int, q Quota) {
 	if f.b == nil {
 		return
 	}
-	f.b.observe(status, q, f.sent, true)
+	f.b.observe(status, q, f.sent, true, f.b.now())
+}
+
+// doneAt is DoneQuota for an answer that arrived at now, on the bucket's
+// clock.
+func (f Flight) doneAt(status int, q Quota, now float64) {
+	if f.b == nil {
+		return
+	}
+	f.b.observe(status, q, f.sent, true, now)
 }
 
 // Observe folds a response into the bucket: its rate-limit headers (read by
@@ -150,22 +167,24 @@ func (b *Bucket) Observe(resp *http.Response) {
 	if resp == nil {
 		return
 	}
-	b.ObserveQuota(resp.StatusCode, ParseHeaders(resp.Header, time.Now()))
+	arrived := time.Now()
+	b.observe(resp.StatusCode, ParseHeaders(resp.Header, arrived), math.NaN(), false, b.at(arrived))
 }
 
 // ObserveQuota is [Bucket.Observe] for callers that parse the response
 // themselves: status is the HTTP status and q what the server said (-1 for
 // counts not stated, as in [Flight.DoneQuota]).
 func (b *Bucket) ObserveQuota(status int, q Quota) {
-	b.observe(status, q, math.NaN(), false)
+	b.observe(status, q, math.NaN(), false, b.now())
 }
 
-// observe folds one answer into the bucket. sent is when the request was
-// admitted (NaN: not known); flight says whether it was counted in flight.
-func (b *Bucket) observe(status int, q Quota, sent float64, flight bool) {
+// observe folds one answer, which arrived at now, into the bucket. sent is
+// when the request was admitted (NaN: not known); flight says whether it was
+// counted in flight.
+func (b *Bucket) observe(status int, q Quota, sent float64, flight bool, now float64) {
 	defer b.emit()
 	b.mu.Lock()
-	now := b.own()
+	now = b.ownAt(now)
 	if flight {
 		for v := b.inflight.Load(); v > 0 && !b.inflight.CompareAndSwap(v, v-1); v = b.inflight.Load() {
 		} // never below zero, even if a Flight is Done twice

@@ -174,6 +174,7 @@ type Bucket struct {
 	// The fields below are guarded by mu.
 
 	tat      float64    // theoretical arrival time while fast == slowPath
+	clock    float64    // the latest time the mutex has seen; see ownAt
 	limit    rate.Limit // current rate; rate.Inf: none
 	burst    int
 	auto     bool       // burst follows limit (Config.Burst was zero)
@@ -201,9 +202,20 @@ const slowPath = ^uint64(0)
 // NewBucket returns a bucket configured by c, full: a new bucket admits Burst
 // requests at once. Invalid fields of c are replaced as documented on
 // [Config]; use [Config.Validate] to reject them instead.
-func NewBucket(c Config) *Bucket {
-	b := &Bucket{epoch: time.Now(), maxQueue: c.MaxQueue, maxWait: math.Inf(1)}
-	b.jitter.Seed(uint64(b.epoch.UnixNano()), 0x7468726f74746c65)
+func NewBucket(c Config) *Bucket { return newBucket(c, time.Now()) }
+
+// newBucket is NewBucket with the origin of the bucket's clock: a
+// Transport's buckets share its clock, so that one reading serves the
+// lookup of a request's bucket and its admission.
+func newBucket(c Config, epoch time.Time) *Bucket {
+	b := &Bucket{epoch: epoch, maxQueue: c.MaxQueue, maxWait: math.Inf(1)}
+	// The jitter differs between processes (the creation time) and
+	// between the buckets of one Transport (the name), and repeats in tests.
+	seed := uint64(0x7468726f74746c65)
+	for i := range len(c.Name) {
+		seed = (seed ^ uint64(c.Name[i])) * 0x100000001b3 // FNV-1a
+	}
+	b.jitter.Seed(uint64(epoch.UnixNano()), seed)
 	if b.maxQueue == 0 {
 		b.maxQueue = DefaultMaxQueue
 	}
@@ -267,7 +279,10 @@ func (b *Bucket) Allow() bool { return b.AllowN(1) }
 // AllowN reports whether n requests may happen now, and takes n tokens if so.
 // It never takes tokens while callers are queued in Wait, nor during a
 // cooldown. AllowN(0) reports true; a negative n reports false.
-func (b *Bucket) AllowN(n int) bool {
+func (b *Bucket) AllowN(n int) bool { return b.allowAt(n, b.now()) }
+
+// allowAt is AllowN at now, a reading of the bucket's clock.
+func (b *Bucket) allowAt(n int, now float64) bool {
 	if n <= 0 {
 		return n == 0
 	}
@@ -277,14 +292,13 @@ func (b *Bucket) AllowN(n int) bool {
 			if b.store != nil {
 				return b.allowShared(n)
 			}
-			return b.allowSlow(n)
+			return b.allowSlow(n, now)
 		}
 		iv := math.Float64frombits(b.interval.Load())
 		if iv == 0 {
 			b.admittedFast.Add(1)
 			return true
 		}
-		now := b.now()
 		next := max(math.Float64frombits(w), now) + float64(n)*iv
 		if next-now > math.Float64frombits(b.tau.Load()) {
 			return false
@@ -296,10 +310,10 @@ func (b *Bucket) AllowN(n int) bool {
 	}
 }
 
-func (b *Bucket) allowSlow(n int) bool {
+func (b *Bucket) allowSlow(n int, now float64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.own()
+	now = b.ownAt(now)
 	defer b.release(now)
 	if b.q.len > 0 || now < b.hold {
 		return false
@@ -309,11 +323,17 @@ func (b *Bucket) allowSlow(n int) bool {
 
 // own makes the mutex the owner of the state and returns the time. It
 // requires that b.mu is held; every own is paired with a release.
-func (b *Bucket) own() float64 {
+func (b *Bucket) own() float64 { return b.ownAt(b.now()) }
+
+// ownAt is own with a reading of the clock taken before b.mu was acquired.
+// Another caller may have taken a later reading and the lock first: the
+// time the state sees never goes back.
+func (b *Bucket) ownAt(now float64) float64 {
 	if w := b.fast.Swap(slowPath); w != slowPath {
 		b.tat = math.Float64frombits(w)
 	}
-	now := b.now()
+	now = max(now, b.clock)
+	b.clock = now
 	if b.probe && now >= b.hold {
 		// After a cooldown one request goes first: its answer tells
 		// whether the server is ready for more.

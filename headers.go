@@ -1322,11 +1322,43 @@ func parseIMFFixdate(s string) (time.Time, bool) {
 	if m < 0 || !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || hour > 23 || minute > 59 || sec > 60 {
 		return time.Time{}, false
 	}
-	t := time.Date(year, time.Month(m+1), day, hour, minute, sec, 0, time.UTC)
-	if t.Day() != day {
+	if day < 1 || day > daysIn(m+1, year) {
 		return time.Time{}, false // 31 Feb
 	}
-	return t, true
+	unix := daysSinceEpoch(year, m+1, day)*86400 + int64(hour*3600+minute*60+sec)
+	return time.Unix(unix, 0).UTC(), true
+}
+
+// daysSinceEpoch returns the number of days from 1970-01-01 to the given
+// Gregorian date (month 1 to 12, day 1 to 31), without time.Date's
+// normalisation: the days_from_civil algorithm of H. Hinnant.
+func daysSinceEpoch(year, month, day int) int64 {
+	y := int64(year)
+	if month <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era--
+	}
+	yoe := y - era*400                                    // [0, 399]
+	doy := (153*int64((month+9)%12)+2)/5 + int64(day) - 1 // [0, 365], from 1 March
+	doe := yoe*365 + yoe/4 - yoe/100 + doy                // [0, 146096]
+	return era*146097 + doe - 719468
+}
+
+// daysIn returns the number of days in month (1 to 12) of year, Gregorian.
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 func digits(s string) (int, bool) {
@@ -1538,7 +1570,13 @@ func (f *fields) add(k string, v []string, all bool) {
 			f.addIETF(k, k[len("ratelimit"):], v)
 		}
 	case 'x':
-		switch {
+		if k[1] != '-' {
+			return
+		}
+		// Most X- headers are not about rate limits: the third letter
+		// turns them away before any longer comparison.
+		switch c := k[2] | 0x20; {
+		case c != 'r' && c != 'h' && c != 's':
 		case hasPrefixFold(k, "x-ratelimit-"):
 			f.addX(k, k[len("x-ratelimit-"):], v, all)
 		case hasPrefixFold(k, "x-rate-limit"):

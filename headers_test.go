@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -748,5 +749,24 @@ func BenchmarkParseQuotasOpenAI(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ParseQuotas(h, testNow)
+	}
+}
+
+// TestParseHTTPDateCalendar checks the calendar rules of the IMF-fixdate
+// reader against net/http's parser: leap years, month lengths, and the
+// century rules.
+func TestParseHTTPDateCalendar(t *testing.T) {
+	for _, year := range []int{0, 1, 1900, 1970, 2000, 2023, 2024, 2100, 9999} {
+		for m := time.January; m <= time.December; m++ {
+			for day := 27; day <= 32; day++ {
+				// The weekday is not checked by either parser: any will do.
+				s := fmt.Sprintf("Mon, %02d %s %04d 12:30:45 GMT", day, m.String()[:3], year)
+				want, wantErr := http.ParseTime(s)
+				got, ok := parseHTTPDate(s)
+				if ok != (wantErr == nil) || ok && !got.Equal(want) {
+					t.Errorf("parseHTTPDate(%q) = %v, %v; net/http: %v, %v", s, got, ok, want, wantErr)
+				}
+			}
+		}
 	}
 }

@@ -78,24 +78,32 @@ func (b *Bucket) Wait(ctx context.Context) error { return b.WaitN(ctx, 1) }
 // returned to the bucket, and the error wraps ctx.Err(). WaitN(ctx, 0)
 // returns at once. A negative n is an error.
 func (b *Bucket) WaitN(ctx context.Context, n int) error {
+	_, err := b.waitAt(ctx, n, b.now())
+	return err
+}
+
+// waitAt is WaitN with a reading of the bucket's clock taken just before,
+// and returns when the tokens were granted: now, unless the caller queued.
+func (b *Bucket) waitAt(ctx context.Context, n int, now float64) (float64, error) {
 	if n < 0 {
-		return fmt.Errorf("throttle: WaitN: negative n (%d)", n)
+		return now, fmt.Errorf("throttle: WaitN: negative n (%d)", n)
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("throttle: wait: %w", err)
+		return now, fmt.Errorf("throttle: wait: %w", err)
 	}
 	if b.store != nil {
 		if n == 0 {
-			return nil
+			return now, nil
 		}
-		return b.waitShared(ctx, n)
+		err := b.waitShared(ctx, n)
+		return b.now(), err
 	}
-	if b.AllowN(n) {
-		return nil
+	if b.allowAt(n, now) {
+		return now, nil
 	}
 	defer b.emit()
 	b.mu.Lock()
-	now := b.own()
+	now = b.ownAt(now)
 	w, err := b.enqueue(ctx, now, n)
 	if err != nil {
 		b.refused(err)
@@ -103,13 +111,14 @@ func (b *Bucket) WaitN(ctx context.Context, n int) error {
 	b.release(now)
 	b.mu.Unlock()
 	if w == nil {
-		return err
+		return now, err
 	}
 	select {
 	case <-w.ready:
-		return w.err
+		return b.now(), w.err
 	case <-ctx.Done():
-		return b.cancel(ctx, w)
+		err := b.cancel(ctx, w)
+		return b.now(), err
 	}
 }
 

@@ -2,6 +2,7 @@ package throttle
 
 import (
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -71,10 +72,11 @@ type Transport struct {
 	IdleTimeout time.Duration
 
 	mu      sync.Mutex
+	epoch   time.Time // the origin of every bucket's clock; set with buckets
 	buckets map[bucketID]*entry
 	scopes  map[routeID]string // the scope the server named for a route
 	scoped  atomic.Bool        // scopes has had an entry: admissions re-check their bucket
-	swept   time.Time
+	swept   float64            // when idle buckets were last swept, on the buckets' clock
 }
 
 // A bucketID names a Transport's bucket: a key, and the scope the server
@@ -88,7 +90,7 @@ type routeID struct{ key, seg string }
 
 type entry struct {
 	b    *Bucket
-	used time.Time
+	used float64 // last looked up, on the buckets' clock
 }
 
 // RoundTrip implements [http.RoundTripper].
@@ -98,19 +100,21 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base().RoundTrip(req)
 	}
 	route := routeOf(key, req)
-	id, b := t.bucket(route)
-	f, err := b.Begin(req.Context())
+	// The clock is read twice per request: at the lookup, a reading that
+	// also serves the admission, and when the answer arrives.
+	id, b, now := t.bucket(route)
+	f, err := b.beginAt(req.Context(), now)
 	// A request admitted by the host's bucket while the first answer
 	// was naming the route's scope moves to that scope's bucket, so
 	// that bucket counts everything it has in flight.
 	for err == nil && id.scope == "" && t.scoped.Load() {
-		nid, nb := t.bucket(route)
+		nid, nb, now := t.bucket(route)
 		if nb == b {
 			break
 		}
 		f.Done(nil) // not sent
 		id, b = nid, nb
-		f, err = b.Begin(req.Context())
+		f, err = b.beginAt(req.Context(), now)
 	}
 	if err != nil {
 		closeBody(req)
@@ -122,15 +126,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			f.Done(nil)
 			return nil, err
 		}
-		q := ParseHeaders(resp.Header, time.Now())
+		arrived := time.Now()
+		q := ParseHeaders(resp.Header, arrived)
 		if q.Scope != "" && q.Scope != id.scope {
 			// The server says this request counts against another scope:
 			// from now on its route uses that scope's bucket.
 			f.Done(nil)
 			id, b = t.setScope(route, q.Scope)
-			b.ObserveQuota(resp.StatusCode, q)
+			b.observe(resp.StatusCode, q, math.NaN(), false, b.at(arrived))
 		} else {
-			f.DoneQuota(resp.StatusCode, q)
+			f.doneAt(resp.StatusCode, q, b.at(arrived))
 		}
 		if attempt >= t.Retries || !limited(resp.StatusCode, q) {
 			return resp, nil
@@ -214,12 +219,14 @@ func isVersion(seg string) bool {
 }
 
 // bucket returns the bucket for route: the one of the scope the server
-// named for it, else its key's own, making it if needed.
-func (t *Transport) bucket(route routeID) (bucketID, *Bucket) {
+// named for it, else its key's own, making it if needed; and the time on
+// the buckets' clock.
+func (t *Transport) bucket(route routeID) (bucketID, *Bucket, float64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	id := bucketID{route.key, t.scopes[route]}
-	return id, t.getLocked(id)
+	b, now := t.getLocked(id)
+	return id, b, now
 }
 
 // setScope records that route belongs to scope and returns its bucket.
@@ -236,23 +243,24 @@ func (t *Transport) setScope(route routeID, scope string) (bucketID, *Bucket) {
 		delete(t.buckets, own) // its route has moved to the scope's bucket
 	}
 	id := bucketID{route.key, scope}
-	return id, t.getLocked(id)
+	b, _ := t.getLocked(id)
+	return id, b
 }
 
-// getLocked returns the bucket id, making it if needed. It requires that
-// t.mu is held.
-func (t *Transport) getLocked(id bucketID) *Bucket {
-	now := time.Now()
+// getLocked returns the bucket id, making it if needed, and the time on the
+// buckets' clock. It requires that t.mu is held.
+func (t *Transport) getLocked(id bucketID) (*Bucket, float64) {
 	if t.buckets == nil {
 		t.buckets = make(map[bucketID]*entry)
-		t.swept = now
+		t.epoch = time.Now()
 	}
+	now := float64(time.Since(t.epoch))
 	idle := t.IdleTimeout
 	if idle <= 0 {
 		idle = DefaultIdleTimeout
 	}
-	if now.Sub(t.swept) >= idle/2 {
-		t.sweepLocked(now, idle)
+	if now-t.swept >= float64(idle/2) {
+		t.sweepLocked(now, float64(idle))
 	}
 	e := t.buckets[id]
 	if e == nil {
@@ -261,19 +269,19 @@ func (t *Transport) getLocked(id bucketID) *Bucket {
 		if id.scope != "" {
 			c.Name += "#" + id.scope
 		}
-		e = &entry{b: NewBucket(c)}
+		e = &entry{b: newBucket(c, t.epoch)}
 		t.buckets[id] = e
 	}
 	e.used = now
-	return e.b
+	return e.b, now
 }
 
-// sweepLocked drops the buckets idle for longer than idle, so that memory
-// stays bounded with many hosts. It requires that t.mu is held.
-func (t *Transport) sweepLocked(now time.Time, idle time.Duration) {
+// sweepLocked drops the buckets idle for longer than idle (nanoseconds), so
+// that memory stays bounded with many hosts. It requires that t.mu is held.
+func (t *Transport) sweepLocked(now, idle float64) {
 	t.swept = now
 	for k, e := range t.buckets {
-		if now.Sub(e.used) >= idle && e.b.idle() {
+		if now-e.used >= idle && e.b.idle() {
 			delete(t.buckets, k)
 		}
 	}
