@@ -316,19 +316,19 @@ func (p *parser) dialect(d int, ietf *[3]Quota, extras *[]Quota) Quota {
 // up to 06, in that order of precedence. With extras, it appends the
 // policies the preferred reading does not describe.
 func (p *parser) ietf(extras *[]Quota) [3]Quota {
-	var polBuf [8]sfItem
+	// Room for the usual few members; more go to the heap.
+	var polBuf, rlBuf [4]sfItem
 	pols, ok := sfListLines(p.v[fRLPolicy], polBuf[:0])
 	if !ok {
 		pols = nil // RFC 9651 §4.2: a field that fails to parse is ignored
 	}
-	var rlBuf [8]sfItem
 	rl, rlOK := sfListLines(p.v[fRL], rlBuf[:0])
 	var dict []sfMember
-	var dictBuf [4]sfMember
 	if !rlOK {
 		rl = nil
 		// draft-ietf-httpapi-ratelimit-headers-07 §5 made RateLimit a
 		// Dictionary; a field that is no List may be one.
+		var dictBuf [4]sfMember
 		if d, ok := sfDictLines(p.v[fRL], dictBuf[:0]); ok {
 			dict = d
 		}
@@ -636,7 +636,7 @@ func namedPolicy(qs []sfQuota, name string) ([]sfQuota, int) {
 
 // and t (seconds until the window resets). Unknown parameters are ignored.
 func (p *parser) ietfStructured(items, pols []sfItem, extras *[]Quota) Quota {
-	var buf [8]sfQuota
+	var buf [4]sfQuota
 	qs := buf[:0]
 	for _, it := range items {
 		name, ok := it.bare.name()
@@ -1868,15 +1868,18 @@ func (p *sfParser) next() (done, ok bool) {
 	return false, p.i < len(p.s) // a trailing comma fails
 }
 
-// list parses a List (§4.2.1).
+// list parses a List (§4.2.1). Members are parsed in place: an item is
+// too large to copy around.
 func (p *sfParser) list(out []sfItem) ([]sfItem, bool) {
+	var skipped sfItem
 	for p.i < len(p.s) {
-		it, ok := p.itemOrInnerList()
-		if !ok {
-			return out, false
-		}
+		it := &skipped
 		if len(out) < maxMembers {
-			out = append(out, it)
+			out = append(out, sfItem{})
+			it = &out[len(out)-1]
+		}
+		if !p.itemOrInnerList(it) {
+			return out, false
 		}
 		if done, ok := p.next(); done || !ok {
 			return out, ok
@@ -1895,12 +1898,12 @@ func (p *sfParser) dict(out []sfMember) ([]sfMember, bool) {
 		var it sfItem
 		if p.i < len(p.s) && p.s[p.i] == '=' {
 			p.i++
-			if it, ok = p.itemOrInnerList(); !ok {
+			if !p.itemOrInnerList(&it) {
 				return out, false
 			}
 		} else {
 			it.bare = sfBare{kind: sfBoolean, num: 1}
-			if it.params, ok = p.params(); !ok {
+			if !p.params(&it.params) {
 				return out, false
 			}
 		}
@@ -1916,61 +1919,63 @@ func (p *sfParser) dict(out []sfMember) ([]sfMember, bool) {
 	return out, true
 }
 
-// itemOrInnerList parses an Item or an Inner List (§4.2.1.1).
-func (p *sfParser) itemOrInnerList() (sfItem, bool) {
+// itemOrInnerList parses an Item or an Inner List (§4.2.1.1) into *it,
+// which must be zero.
+func (p *sfParser) itemOrInnerList(it *sfItem) bool {
 	if p.i < len(p.s) && p.s[p.i] == '(' {
 		p.i++
+		var inner sfItem
 		for {
 			p.skipSP()
 			if p.i == len(p.s) {
-				return sfItem{}, false
+				return false
 			}
 			if p.s[p.i] == ')' {
 				p.i++
-				params, ok := p.params()
-				return sfItem{bare: sfBare{kind: sfInnerList}, params: params}, ok
+				it.bare = sfBare{kind: sfInnerList}
+				return p.params(&it.params)
 			}
-			if _, ok := p.item(); !ok {
-				return sfItem{}, false
+			inner = sfItem{}
+			if !p.item(&inner) {
+				return false
 			}
 			if p.i == len(p.s) || p.s[p.i] != ' ' && p.s[p.i] != ')' {
-				return sfItem{}, false
+				return false
 			}
 		}
 	}
-	return p.item()
+	return p.item(it)
 }
 
-// item parses an Item (§4.2.3).
-func (p *sfParser) item() (sfItem, bool) {
-	b, ok := p.bare()
-	if !ok {
-		return sfItem{}, false
+// item parses an Item (§4.2.3) into *it, which must be zero.
+func (p *sfParser) item(it *sfItem) bool {
+	var ok bool
+	if it.bare, ok = p.bare(); !ok {
+		return false
 	}
-	params, ok := p.params()
-	return sfItem{bare: b, params: params}, ok
+	return p.params(&it.params)
 }
 
-// params parses Parameters (§4.2.3.2) and keeps the ones sfParams holds.
-func (p *sfParser) params() (sfParams, bool) {
-	var ps sfParams
+// params parses Parameters (§4.2.3.2) into *ps, which must be zero, keeping
+// the ones sfParams holds.
+func (p *sfParser) params(ps *sfParams) bool {
 	for p.i < len(p.s) && p.s[p.i] == ';' {
 		p.i++
 		p.skipSP()
 		k, ok := p.key()
 		if !ok {
-			return sfParams{}, false
+			return false
 		}
 		b := sfBare{kind: sfBoolean, num: 1}
 		if p.i < len(p.s) && p.s[p.i] == '=' {
 			p.i++
 			if b, ok = p.bare(); !ok {
-				return sfParams{}, false
+				return false
 			}
 		}
 		ps.set(k, b)
 	}
-	return ps, true
+	return true
 }
 
 // key parses a Key (§4.2.3.3).
