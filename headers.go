@@ -2,6 +2,7 @@ package throttle
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"math/bits"
 	"net/http"
@@ -167,7 +168,7 @@ const (
 // with lower-case keys (as HTTP/2 captures often are) reads the same as one
 // filled by [http.Header.Set]; values may carry surrounding whitespace.
 func ParseHeaders(h http.Header, now time.Time) Quota {
-	p := parser{now: now}
+	p := newParser(now)
 	p.collect(h, false)
 	q, _ := p.run(nil)
 	return q
@@ -183,7 +184,7 @@ func ParseHeaders(h http.Header, now time.Time) Quota {
 // when the response says nothing about its rate limit. It returns at most 64
 // quotas, and reads the first 32 members of a structured field.
 func ParseQuotas(h http.Header, now time.Time) []Quota {
-	p := parser{now: now}
+	p := newParser(now)
 	p.collect(h, true)
 	var extras []Quota
 	primary, others := p.run(&extras)
@@ -199,7 +200,8 @@ func ParseQuotas(h http.Header, now time.Time) []Quota {
 			continue
 		}
 		q.RetryAfter, q.Scope = primary.RetryAfter, primary.Scope
-		out = append(out, p.sanitize(q))
+		p.sanitize(&q)
+		out = append(out, q)
 	}
 	return out
 }
@@ -209,41 +211,51 @@ func ParseQuotas(h http.Header, now time.Time) []Quota {
 // dialects' quotas that differ from the preferred one and appends every
 // secondary quota (token quotas, other policies) to *extras.
 func (p *parser) run(extras *[]Quota) (Quota, []Quota) {
-	primary := unknownQuota()
-	found := false
-	var others []Quota
-	var ietf [3]Quota
-	for ds := p.dialects(); ds != 0; ds &= ds - 1 {
-		q := p.dialect(bits.TrailingZeros(ds), &ietf, extras)
-		if !q.statesQuota() {
-			continue
-		}
-		if !found {
-			primary, found = q, true
-			continue
-		}
-		if sameQuota(primary, q) {
-			fillFrom(&primary, q)
-			continue
-		}
-		if extras == nil {
-			continue
-		}
-		merged := false
-		for k := range others {
-			if sameQuota(others[k], q) {
-				fillFrom(&others[k], q)
-				merged = true
-				break
-			}
-		}
-		if !merged {
-			others = append(others, q) // at most numDialects
+	c := choice{primary: unknownQuota(), all: extras != nil}
+	ds := p.dialects()
+	if ds&(1<<dIETF) != 0 {
+		ietf := p.ietf(extras)
+		for i := range ietf {
+			c.add(&ietf[i])
 		}
 	}
-	primary.RetryAfter = p.retryAfter()
-	primary.Scope = p.scope()
-	return p.sanitize(primary), others
+	for ds &^= 1<<dIETF | 1<<dIETF07 | 1<<dIETF06; ds != 0; ds &= ds - 1 {
+		q := p.dialect(bits.TrailingZeros(ds), extras)
+		c.add(&q)
+	}
+	c.primary.RetryAfter = p.retryAfter()
+	c.primary.Scope = p.scope()
+	p.sanitize(&c.primary)
+	return c.primary, c.others
+}
+
+// A choice gathers the dialects' quotas in their order of precedence: the
+// first that states a quota is the primary, a later one that describes the
+// same quota fills its gaps, and when all is set the others are kept,
+// merged in the same way.
+type choice struct {
+	primary Quota
+	found   bool
+	all     bool
+	others  []Quota
+}
+
+func (c *choice) add(q *Quota) {
+	switch {
+	case !q.statesQuota():
+	case !c.found:
+		c.primary, c.found = *q, true
+	case sameQuota(c.primary, *q):
+		fillFrom(&c.primary, *q)
+	case c.all:
+		for k := range c.others {
+			if sameQuota(c.others[k], *q) {
+				fillFrom(&c.others[k], *q)
+				return
+			}
+		}
+		c.others = append(c.others, *q) // at most numDialects
+	}
 }
 
 // The dialects in their order of precedence: the IETF drafts (structured
@@ -286,15 +298,10 @@ var dialectMasks = [numDialects]uint64{
 	dX: maskX, dXDash: maskXDash,
 }
 
-// dialect reads dialect d. The IETF drafts are read together into *ietf
-// when d is dIETF.
-func (p *parser) dialect(d int, ietf *[3]Quota, extras *[]Quota) Quota {
+// dialect reads dialect d, one that follows the IETF drafts (which run
+// reads together).
+func (p *parser) dialect(d int, extras *[]Quota) Quota {
 	switch d {
-	case dIETF:
-		*ietf = p.ietf(extras)
-		return ietf[0]
-	case dIETF07, dIETF06:
-		return ietf[d-dIETF]
 	case dNamed:
 		return p.nameQuotas(extras)
 	case dHubSpot:
@@ -412,7 +419,7 @@ func fillFrom(q *Quota, b Quota) {
 
 // sanitize enforces the invariants Quota documents, whatever the dialects
 // produced.
-func (p *parser) sanitize(q Quota) Quota {
+func (p *parser) sanitize(q *Quota) {
 	if !(q.Limit >= 0) || math.IsInf(q.Limit, 0) {
 		q.Limit = notStated
 	}
@@ -427,20 +434,25 @@ func (p *parser) sanitize(q Quota) Quota {
 	}
 	q.RetryAfter = max(q.RetryAfter, 0)
 	q.Window = max(q.Window, 0)
-	return q
 }
 
 // parser holds one response's header values and the arrival time.
 type parser struct {
 	fields
 	now       time.Time
-	date      time.Time
-	dateState int8 // 0: not parsed yet; 1: date is usable; -1: absent or unusable
+	nowSec    int64 // now as Unix seconds and nanoseconds: server times are
+	nowNsec   int64 // compared in these, sparing time.Time's checked arithmetic
+	dateSec   int64 // the response's Date, Unix seconds, when dateState is 1
+	dateState int8  // 0: not parsed yet; 1: date is usable; -1: absent or unusable
 }
 
-// anchor returns the response's Date, when present, parseable and within
-// dateSanity of now.
-func (p *parser) anchor() (time.Time, bool) {
+func newParser(now time.Time) parser {
+	return parser{now: now, nowSec: now.Unix(), nowNsec: int64(now.Nanosecond())}
+}
+
+// anchor reports whether the response's Date (p.dateSec) is present,
+// parseable and within dateSanity of now.
+func (p *parser) anchor() bool {
 	if p.dateState == 0 {
 		p.dateState = -1
 		for _, v := range p.v[fDate] {
@@ -448,13 +460,40 @@ func (p *parser) anchor() (time.Time, bool) {
 			if !ok {
 				continue
 			}
-			if d := t.Sub(p.now); d > -dateSanity && d < dateSanity {
-				p.date, p.dateState = t, 1
+			const saneSec = int64(dateSanity / time.Second)
+			if ds := t.Unix() - p.nowSec; ds > -saneSec-1 && ds < saneSec+1 {
+				if d := time.Duration(ds)*time.Second - time.Duration(p.nowNsec); d > -dateSanity && d < dateSanity {
+					p.dateSec, p.dateState = t.Unix(), 1
+				}
 			}
 			break
 		}
 	}
-	return p.date, p.dateState == 1
+	return p.dateState == 1
+}
+
+// refSec returns the Unix seconds of the instant server times are measured
+// from: the response's Date when usable, else the arrival time.
+func (p *parser) refSec() int64 {
+	if p.anchor() {
+		return p.dateSec
+	}
+	return p.nowSec
+}
+
+// fromRef returns how long after the reference instant (see refSec) the
+// server instant sec.nsec lies, or false if that overflows a Duration.
+func (p *parser) fromRef(sec, nsec int64) (time.Duration, bool) {
+	refSec, refNsec := p.nowSec, p.nowNsec
+	if p.anchor() {
+		refSec, refNsec = p.dateSec, 0
+	}
+	const maxSec = math.MaxInt64/int64(time.Second) - 1
+	ds := sec - refSec
+	if ds > maxSec || ds < -maxSec || sec > math.MaxInt64/2 || sec < math.MinInt64/2 {
+		return 0, false
+	}
+	return time.Duration(ds)*time.Second + time.Duration(nsec-refNsec), true
 }
 
 // after returns the local time d after arrival.
@@ -462,12 +501,14 @@ func (p *parser) after(d time.Duration) time.Time { return p.now.Add(d) }
 
 // absolute maps an absolute server time onto the client's clock.
 func (p *parser) absolute(t time.Time) (time.Time, bool) {
-	ref, ok := p.anchor()
+	return p.absoluteUnix(t.Unix(), int64(t.Nanosecond()))
+}
+
+// absoluteUnix is absolute for a server time given as Unix seconds and
+// nanoseconds.
+func (p *parser) absoluteUnix(sec, nsec int64) (time.Time, bool) {
+	d, ok := p.fromRef(sec, nsec)
 	if !ok {
-		ref = p.now
-	}
-	d := t.Sub(ref)
-	if d == math.MaxInt64 || d == math.MinInt64 { // Sub saturated: overflow
 		return time.Time{}, false
 	}
 	if d < 0 {
@@ -495,23 +536,20 @@ func (p *parser) resetAt(s string) (time.Time, bool) {
 
 // resetNumber classifies a bare reset number by magnitude.
 func (p *parser) resetNumber(ip uint64, ns int64) (time.Time, bool) {
-	ref, ok := p.anchor()
-	if !ok {
-		ref = p.now
-	}
+	ref := p.refSec()
 	window := int64(epochWindow / time.Second)
 	near := func(sec uint64) bool {
 		if sec > math.MaxInt64/2 {
 			return false
 		}
-		d := int64(sec) - ref.Unix()
+		d := int64(sec) - ref
 		return d > -window && d < window
 	}
 	switch {
 	case near(ip / 1000):
-		return p.absolute(time.Unix(int64(ip/1000), int64(ip%1000)*1e6+ns/1e3))
+		return p.absoluteUnix(int64(ip/1000), int64(ip%1000)*1e6+ns/1e3)
 	case near(ip):
-		return p.absolute(time.Unix(int64(ip), ns))
+		return p.absoluteUnix(int64(ip), ns)
 	case ip > uint64(epochWindow/time.Second):
 		return time.Time{}, false // neither an epoch near now nor a plausible delta
 	default:
@@ -545,6 +583,9 @@ func (p *parser) latestReset(vals []string) (time.Time, bool) {
 // unit (Discord's X-RateLimit-Reset-After in seconds, retry-after-ms in
 // milliseconds) and returns the longest.
 func longestDelay(vals []string, unit time.Duration) (time.Duration, bool) {
+	if len(vals) == 0 {
+		return 0, false
+	}
 	var longest time.Duration
 	found := false
 	for e := (elems{vals: vals}); ; {
@@ -588,11 +629,7 @@ func (p *parser) retryAfter() time.Duration {
 			} else if t, ok := parseHTTPDate(s); ok {
 				// An HTTP-date is measured against the response's own Date
 				// so that skew does not stretch or shrink the wait.
-				ref, ok := p.anchor()
-				if !ok {
-					ref = p.now
-				}
-				if d = t.Sub(ref); d == math.MaxInt64 {
+				if d, ok = p.fromRef(t.Unix(), int64(t.Nanosecond())); !ok {
 					continue
 				}
 			}
@@ -1021,7 +1058,10 @@ func (p *parser) xRateLimitDash() Quota {
 // parameter. With extras, the other windowed items are appended as quotas.
 func limitList(vals []string, extras *[]Quota) (float64, time.Duration) {
 	if len(vals) == 1 && strings.IndexByte(vals[0], ',') < 0 && strings.IndexByte(vals[0], ';') < 0 {
-		return leastCount(vals), 0 // the usual case
+		if v, ok := parseCount(trimOWS(vals[0])); ok { // the usual case
+			return v, 0
+		}
+		return notStated, 0
 	}
 	limit, first := float64(notStated), float64(notStated)
 	for e := (elems{vals: vals}); ; {
@@ -1500,8 +1540,8 @@ const (
 type fields struct {
 	mask  uint64 // bit i set: v[i] holds values
 	v     [numFields][]string
-	keys  [numFields]string // the header name each v was found under
-	named []namedField      // quotas other than "requests", when collecting all
+	named []namedField // quotas other than "requests", when collecting all
+	dup   bool         // a field was found under two spellings
 }
 
 type namedField struct {
@@ -1515,22 +1555,27 @@ func (f *fields) collect(h http.Header, all bool) {
 	for k, v := range h {
 		f.add(k, v, all)
 	}
+	if f.dup {
+		// A hand-built map holds two spellings of one header: their
+		// values are joined in the order of the spellings, not in the
+		// random order of map iteration, so that the result does not
+		// change from call to call. Rare enough to sort for.
+		*f = fields{}
+		for _, k := range slices.Sorted(maps.Keys(h)) {
+			f.add(k, h[k], all)
+		}
+	}
 }
 
-// put records the values of header k. A hand-built map may hold two
-// spellings of one header; their values are joined in the order of the
-// spellings, not in the random order of map iteration, so that the result
-// does not change from call to call.
+// put records the values of header k.
 func (f *fields) put(k string, i int, v []string) {
-	f.mask |= 1 << i
-	switch {
-	case f.v[i] == nil:
-		f.v[i], f.keys[i] = v, k
-	case k < f.keys[i]:
-		f.v[i], f.keys[i] = append(slices.Clip(v), f.v[i]...), k
-	default:
+	if f.mask&(1<<i) != 0 {
+		f.dup = true
 		f.v[i] = append(slices.Clip(f.v[i]), v...)
+		return
 	}
+	f.mask |= 1 << i
+	f.v[i] = v
 }
 
 // eqFold reports whether s equals lower, a lower-case ASCII name, without
@@ -1577,7 +1622,7 @@ func (f *fields) add(k string, v []string, all bool) {
 		// turns them away before any longer comparison.
 		switch c := k[2] | 0x20; {
 		case c != 'r' && c != 'h' && c != 's':
-		case hasPrefixFold(k, "x-ratelimit-"):
+		case strings.HasPrefix(k, "X-Ratelimit-") || hasPrefixFold(k, "x-ratelimit-"): // net/http's spelling first
 			f.addX(k, k[len("x-ratelimit-"):], v, all)
 		case hasPrefixFold(k, "x-rate-limit"):
 			switch rest := k[len("x-rate-limit"):]; {
@@ -1640,14 +1685,38 @@ type fieldName struct {
 	i    int
 }
 
-// The names after "X-RateLimit-" and "X-HubSpot-RateLimit-". Package
-// variables, not literals in the loops, so that no call builds them.
-var (
-	xNames = [...]fieldName{
-		{"limit", fXLimit}, {"remaining", fXRemaining}, {"reset", fXReset},
-		{"used", fXUsed}, {"resource", fXResource}, {"bucket", fXBucket},
-		{"reset-after", fXResetAfter}, {"retry-after", fXRetryAfter},
+// xField returns the field of a plain X-RateLimit-* header, given the rest
+// of its name: its length and a letter pick the one name to compare.
+func xField(rest string) (int, bool) {
+	var x fieldName
+	switch len(rest) {
+	case 4:
+		x = fieldName{"used", fXUsed}
+	case 5:
+		x = fieldName{"limit", fXLimit}
+		if rest[0]|0x20 == 'r' {
+			x = fieldName{"reset", fXReset}
+		}
+	case 6:
+		x = fieldName{"bucket", fXBucket}
+	case 8:
+		x = fieldName{"resource", fXResource}
+	case 9:
+		x = fieldName{"remaining", fXRemaining}
+	case 11:
+		x = fieldName{"reset-after", fXResetAfter}
+		if rest[2]|0x20 == 't' {
+			x = fieldName{"retry-after", fXRetryAfter}
+		}
+	default:
+		return 0, false
 	}
+	return x.i, eqFold(rest, x.name)
+}
+
+// The names after "X-HubSpot-RateLimit-". A package variable, not a literal
+// in the loop, so that no call builds it.
+var (
 	hubSpotNames = [...]fieldName{
 		{"daily", fHSDaily}, {"daily-remaining", fHSDailyRemaining},
 		{"max", fHSMax}, {"remaining", fHSRemaining},
@@ -1660,11 +1729,9 @@ var (
 // plain ones, OpenAI's x-ratelimit-{limit,remaining,reset}-NAME and Linear's
 // X-RateLimit-NAME-{Limit,Remaining,Reset}.
 func (f *fields) addX(k, rest string, v []string, all bool) {
-	for _, x := range &xNames {
-		if eqFold(rest, x.name) {
-			f.put(k, x.i, v)
-			return
-		}
+	if i, ok := xField(rest); ok {
+		f.put(k, i, v)
+		return
 	}
 	for kind, prefix := range [...]string{"limit-", "remaining-", "reset-"} {
 		if hasPrefixFold(rest, prefix) && len(rest) > len(prefix) {

@@ -770,3 +770,37 @@ func TestParseHTTPDateCalendar(t *testing.T) {
 		}
 	}
 }
+
+func TestXField(t *testing.T) {
+	want := map[string]int{
+		"limit": fXLimit, "remaining": fXRemaining, "reset": fXReset, "used": fXUsed,
+		"resource": fXResource, "bucket": fXBucket, "reset-after": fXResetAfter, "retry-after": fXRetryAfter,
+	}
+	for name, field := range want {
+		for _, s := range []string{name, strings.ToUpper(name), http.CanonicalHeaderKey(name)} {
+			if got, ok := xField(s); !ok || got != field {
+				t.Errorf("xField(%q) = %d, %v; want %d", s, got, ok, field)
+			}
+		}
+	}
+	for _, s := range []string{"", "lim", "limits", "rest", "useD2", "reset_after", "retry-afte", "retry\rafter", "Limit\x00", "bucke7", "resourcE-"} {
+		if got, ok := xField(s); ok {
+			t.Errorf("xField(%q) = %d, true; want false", s, got)
+		}
+	}
+}
+
+// TestParseHeadersSpellingsDeterministic checks that values found under two
+// spellings of one name are joined in the order of the spellings, whatever
+// the order of map iteration.
+func TestParseHeadersSpellingsDeterministic(t *testing.T) {
+	h := http.Header{
+		"X-Ratelimit-Resource": {"core"}, "x-ratelimit-resource": {"search"}, "X-RATELIMIT-RESOURCE": {"graphql"},
+		"X-Ratelimit-Limit": {"60"}, "x-ratelimit-limit": {"5000"},
+	}
+	for range 50 {
+		q := ParseHeaders(h, testNow)
+		require.Equal(t, "graphql", q.Scope, "X-RATELIMIT-RESOURCE sorts first")
+		require.Equal(t, float64(60), q.Limit, "the least limit")
+	}
+}

@@ -74,9 +74,17 @@ type Transport struct {
 	mu      sync.Mutex
 	epoch   time.Time // the origin of every bucket's clock; set with buckets
 	buckets map[bucketID]*entry
-	scopes  map[routeID]string // the scope the server named for a route
-	scoped  atomic.Bool        // scopes has had an entry: admissions re-check their bucket
-	swept   float64            // when idle buckets were last swept, on the buckets' clock
+	scopes  map[routeID]string    // the scope the server named for a route
+	routes  map[routeID]*routeHit // what each route resolved to, for the lock-free lookup
+	scoped  atomic.Bool           // scopes has had an entry: admissions re-check their bucket
+	swept   float64               // when idle buckets were last swept, on the buckets' clock
+
+	// The lock-free lookup: a request for the route of the latest lookup
+	// takes its bucket without the mutex, while gen is unchanged and no
+	// sweep is due.
+	last    atomic.Pointer[routeHit]
+	gen     atomic.Uint64 // bumped when a route's bucket may change: a scope named, a bucket dropped
+	sweepAt atomic.Uint64 // float64 bits: when the next sweep is due, on the buckets' clock
 }
 
 // A bucketID names a Transport's bucket: a key, and the scope the server
@@ -90,7 +98,16 @@ type routeID struct{ key, seg string }
 
 type entry struct {
 	b    *Bucket
-	used float64 // last looked up, on the buckets' clock
+	used atomic.Uint64 // float64 bits: last looked up, on the buckets' clock
+}
+
+// A routeHit is the bucket a route resolved to, valid while the
+// Transport's gen is unchanged. It is not modified once published.
+type routeHit struct {
+	route routeID
+	id    bucketID
+	e     *entry
+	gen   uint64
 }
 
 // RoundTrip implements [http.RoundTripper].
@@ -222,11 +239,27 @@ func isVersion(seg string) bool {
 // named for it, else its key's own, making it if needed; and the time on
 // the buckets' clock.
 func (t *Transport) bucket(route routeID) (bucketID, *Bucket, float64) {
+	// t.epoch was set before any routeHit was published.
+	if h := t.last.Load(); h != nil && h.route == route && h.gen == t.gen.Load() {
+		if now := float64(time.Since(t.epoch)); now < math.Float64frombits(t.sweepAt.Load()) {
+			h.e.used.Store(math.Float64bits(now))
+			return h.id, h.e.b, now
+		}
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	id := bucketID{route.key, t.scopes[route]}
-	b, now := t.getLocked(id)
-	return id, b, now
+	e, now := t.getLocked(id)
+	h := t.routes[route]
+	if gen := t.gen.Load(); h == nil || h.e != e || h.gen != gen {
+		if t.routes == nil {
+			t.routes = make(map[routeID]*routeHit)
+		}
+		h = &routeHit{route, id, e, gen}
+		t.routes[route] = h
+	}
+	t.last.Store(h)
+	return id, e.b, now
 }
 
 // setScope records that route belongs to scope and returns its bucket.
@@ -238,27 +271,29 @@ func (t *Transport) setScope(route routeID, scope string) (bucketID, *Bucket) {
 	}
 	t.scopes[route] = scope
 	t.scoped.Store(true)
+	t.gen.Add(1)
 	own := bucketID{route.key, ""}
 	if e := t.buckets[own]; e != nil && e.b.idle() {
 		delete(t.buckets, own) // its route has moved to the scope's bucket
 	}
 	id := bucketID{route.key, scope}
-	b, _ := t.getLocked(id)
-	return id, b
+	e, _ := t.getLocked(id)
+	return id, e.b
 }
 
-// getLocked returns the bucket id, making it if needed, and the time on the
-// buckets' clock. It requires that t.mu is held.
-func (t *Transport) getLocked(id bucketID) (*Bucket, float64) {
-	if t.buckets == nil {
-		t.buckets = make(map[bucketID]*entry)
-		t.epoch = time.Now()
-	}
-	now := float64(time.Since(t.epoch))
+// getLocked returns the entry of bucket id, making it if needed, and the
+// time on the buckets' clock. It requires that t.mu is held.
+func (t *Transport) getLocked(id bucketID) (*entry, float64) {
 	idle := t.IdleTimeout
 	if idle <= 0 {
 		idle = DefaultIdleTimeout
 	}
+	if t.buckets == nil {
+		t.buckets = make(map[bucketID]*entry)
+		t.epoch = time.Now()
+		t.sweepAt.Store(math.Float64bits(float64(idle / 2)))
+	}
+	now := float64(time.Since(t.epoch))
 	if now-t.swept >= float64(idle/2) {
 		t.sweepLocked(now, float64(idle))
 	}
@@ -272,16 +307,21 @@ func (t *Transport) getLocked(id bucketID) (*Bucket, float64) {
 		e = &entry{b: newBucket(c, t.epoch)}
 		t.buckets[id] = e
 	}
-	e.used = now
-	return e.b, now
+	e.used.Store(math.Float64bits(now))
+	return e, now
 }
 
 // sweepLocked drops the buckets idle for longer than idle (nanoseconds), so
 // that memory stays bounded with many hosts. It requires that t.mu is held.
 func (t *Transport) sweepLocked(now, idle float64) {
 	t.swept = now
+	t.sweepAt.Store(math.Float64bits(now + idle/2))
+	// The routes are resolved again, so that no routeHit keeps a dropped
+	// bucket.
+	t.gen.Add(1)
+	clear(t.routes)
 	for k, e := range t.buckets {
-		if now-e.used >= idle && e.b.idle() {
+		if now-math.Float64frombits(e.used.Load()) >= idle && e.b.idle() {
 			delete(t.buckets, k)
 		}
 	}

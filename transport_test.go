@@ -309,6 +309,43 @@ func TestTransportEvictsIdleBuckets(t *testing.T) {
 	})
 }
 
+// TestTransportLookupCache checks the lock-free lookup of the latest route:
+// a bucket dropped as idle is not served from it, nor is a route's old
+// bucket once the server names its scope.
+func TestTransportLookupCache(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		scope := ""
+		tr := &Transport{
+			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				h := http.Header{}
+				if scope != "" {
+					h.Set("X-RateLimit-Resource", scope)
+				}
+				return newResponse(r, 200, h, ""), nil
+			}),
+			Config:      Config{Limit: 10},
+			IdleTimeout: time.Minute,
+		}
+		get := func() {
+			req, _ := http.NewRequest("GET", "http://api.test/repos/x", nil)
+			resp, err := tr.RoundTrip(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+		}
+		get()
+		get() // from the cache
+		assert.Equal(t, uint64(2), tr.Stats().Keys["api.test"].Admitted)
+		time.Sleep(2 * time.Minute) // the bucket is idle and a sweep is due
+		get()
+		assert.Equal(t, uint64(1), tr.Stats().Keys["api.test"].Admitted, "a new bucket, not the dropped one")
+		scope = "core"
+		get() // names the scope: its answer goes to api.test#core
+		get()
+		keys := tr.Stats().Keys
+		assert.Equal(t, uint64(1), keys["api.test#core"].Admitted, "the route moved to the scope's bucket")
+	})
+}
+
 func TestTransportEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
