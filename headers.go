@@ -762,6 +762,9 @@ func indexPolicy(qs []sfQuota, name string) int {
 // quota equals the limit.
 func (p *parser) ietf07(dict []sfMember, pols []sfItem) Quota {
 	q := unknownQuota()
+	if len(dict) == 0 {
+		return q
+	}
 	for _, m := range dict {
 		switch m.key {
 		case "limit":
@@ -792,8 +795,8 @@ func (p *parser) ietf07(dict []sfMember, pols []sfItem) Quota {
 // RateLimit-Reset as epoch seconds, RateLimit-ResetTime as an HTTP-date,
 // RateLimit-Observed, RateLimit-Name).
 func (p *parser) ietf06(pols []sfItem, extras *[]Quota) Quota {
-	if p.mask&maskIETF == 0 {
-		return unknownQuota()
+	if p.mask&(maskIETF&^(1<<fRLPolicy)) == 0 && !slices.ContainsFunc(pols, isIntegerItem) {
+		return unknownQuota() // neither its fields nor a policy of its drafts
 	}
 	q := unknownQuota()
 	q.Limit, q.Window = limitList(p.v[fRLLimit], extras)
@@ -829,6 +832,10 @@ func (p *parser) ietf06(pols []sfItem, extras *[]Quota) Quota {
 	}
 	return q
 }
+
+// isIntegerItem reports whether a policy item is an Integer, as in the
+// drafts up to 07.
+func isIntegerItem(it sfItem) bool { return it.bare.kind == sfInteger }
 
 // windowFor returns the window of the first integer policy item (drafts up
 // to 07) whose quota equals limit.
