@@ -675,7 +675,8 @@ func namedPolicy(qs []sfQuota, name string) ([]sfQuota, int) {
 func (p *parser) ietfStructured(items, pols []sfItem, extras *[]Quota) Quota {
 	var buf [4]sfQuota
 	qs := buf[:0]
-	for _, it := range items {
+	for j := range items {
+		it := &items[j]
 		name, ok := it.bare.name()
 		if !ok {
 			continue
@@ -693,7 +694,8 @@ func (p *parser) ietfStructured(items, pols []sfItem, extras *[]Quota) Quota {
 			}
 		}
 	}
-	for _, it := range pols {
+	for j := range pols {
+		it := &pols[j]
 		name, ok := it.bare.name()
 		if !ok {
 			continue
@@ -716,14 +718,14 @@ func (p *parser) ietfStructured(items, pols []sfItem, extras *[]Quota) Quota {
 	// the first such policy that states anything; else (RateLimit-Policy
 	// alone) the first request policy that states anything.
 	pick := -1
-	for i, s := range qs {
-		if s.requests && s.live && s.q.Remaining >= 0 && (pick < 0 || s.q.Remaining < qs[pick].q.Remaining) {
+	for i := range qs {
+		if s := &qs[i]; s.requests && s.live && s.q.Remaining >= 0 && (pick < 0 || s.q.Remaining < qs[pick].q.Remaining) {
 			pick = i
 		}
 	}
 	for _, live := range [...]bool{true, false} {
-		for i, s := range qs {
-			if pick < 0 && s.requests && (s.live || !live) && s.q.statesQuota() {
+		for i := range qs {
+			if s := &qs[i]; pick < 0 && s.requests && (s.live || !live) && s.q.statesQuota() {
 				pick = i
 			}
 		}
@@ -795,7 +797,7 @@ func (p *parser) ietf07(dict []sfMember, pols []sfItem) Quota {
 // RateLimit-Reset as epoch seconds, RateLimit-ResetTime as an HTTP-date,
 // RateLimit-Observed, RateLimit-Name).
 func (p *parser) ietf06(pols []sfItem, extras *[]Quota) Quota {
-	if p.mask&(maskIETF&^(1<<fRLPolicy)) == 0 && !slices.ContainsFunc(pols, isIntegerItem) {
+	if p.mask&(maskIETF&^(1<<fRLPolicy)) == 0 && !hasIntegerItem(pols) {
 		return unknownQuota() // neither its fields nor a policy of its drafts
 	}
 	q := unknownQuota()
@@ -819,9 +821,9 @@ func (p *parser) ietf06(pols []sfItem, extras *[]Quota) Quota {
 	}
 	if !q.statesQuota() {
 		// RateLimit-Policy alone (drafts 03 to 07): its first policy.
-		for _, it := range pols {
-			if v, ok := it.bare.count(); ok && it.bare.kind == sfInteger {
-				q.Limit = v
+		for i := range pols {
+			if it := &pols[i]; it.bare.kind == sfInteger && it.bare.num >= 0 {
+				q.Limit = it.bare.num
 				q.Window, _ = it.window()
 				break
 			}
@@ -833,15 +835,22 @@ func (p *parser) ietf06(pols []sfItem, extras *[]Quota) Quota {
 	return q
 }
 
-// isIntegerItem reports whether a policy item is an Integer, as in the
-// drafts up to 07.
-func isIntegerItem(it sfItem) bool { return it.bare.kind == sfInteger }
+// hasIntegerItem reports whether a policy is an Integer, as in the drafts up
+// to 07.
+func hasIntegerItem(pols []sfItem) bool {
+	for i := range pols {
+		if pols[i].bare.kind == sfInteger {
+			return true
+		}
+	}
+	return false
+}
 
 // windowFor returns the window of the first integer policy item (drafts up
 // to 07) whose quota equals limit.
 func windowFor(limit float64, pols []sfItem) time.Duration {
-	for _, it := range pols {
-		if v, ok := it.bare.count(); ok && it.bare.kind == sfInteger && v == limit {
+	for i := range pols {
+		if it := &pols[i]; it.bare.kind == sfInteger && it.bare.num >= 0 && it.bare.num == limit {
 			if w, ok := it.window(); ok {
 				return w
 			}
@@ -1877,7 +1886,7 @@ func (b sfBare) seconds() (time.Duration, bool) {
 }
 
 // window returns the w parameter: a positive Integer number of seconds.
-func (it sfItem) window() (time.Duration, bool) {
+func (it *sfItem) window() (time.Duration, bool) {
 	w, ok := it.params.w.seconds()
 	return w, ok && w > 0
 }
