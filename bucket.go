@@ -210,7 +210,8 @@ func NewBucket(c Config) *Bucket { return newBucket(c, time.Now()) }
 func newBucket(c Config, epoch time.Time) *Bucket {
 	b := &Bucket{epoch: epoch, maxQueue: c.MaxQueue, maxWait: math.Inf(1)}
 	// The jitter differs between processes (the creation time) and
-	// between the buckets of one Transport (the name), and repeats in tests.
+	// between the buckets of one Transport (the name); in a synctest
+	// bubble, whose clock starts at a fixed instant, it repeats.
 	seed := uint64(0x7468726f74746c65)
 	for i := range len(c.Name) {
 		seed = (seed ^ uint64(c.Name[i])) * 0x100000001b3 // FNV-1a
@@ -279,46 +280,51 @@ func (b *Bucket) Allow() bool { return b.AllowN(1) }
 // AllowN reports whether n requests may happen now, and takes n tokens if so.
 // It never takes tokens while callers are queued in Wait, nor during a
 // cooldown. AllowN(0) reports true; a negative n reports false.
-func (b *Bucket) AllowN(n int) bool { return b.allowAt(n, b.now()) }
+func (b *Bucket) AllowN(n int) bool {
+	ok, _ := b.allowAt(n, b.now())
+	return ok
+}
 
-// allowAt is AllowN at now, a reading of the bucket's clock.
-func (b *Bucket) allowAt(n int, now float64) bool {
+// allowAt is AllowN at now, a reading of the bucket's clock. It also returns
+// the time the decision was made at: now, or later if the mutex had seen a
+// later time.
+func (b *Bucket) allowAt(n int, now float64) (bool, float64) {
 	if n <= 0 {
-		return n == 0
+		return n == 0, now
 	}
 	for {
 		w := b.fast.Load()
 		if w == slowPath {
 			if b.store != nil {
-				return b.allowShared(n)
+				return b.allowShared(n), now
 			}
 			return b.allowSlow(n, now)
 		}
 		iv := math.Float64frombits(b.interval.Load())
 		if iv == 0 {
 			b.admittedFast.Add(1)
-			return true
+			return true, now
 		}
 		next := max(math.Float64frombits(w), now) + float64(n)*iv
 		if next-now > math.Float64frombits(b.tau.Load()) {
-			return false
+			return false, now
 		}
 		if b.fast.CompareAndSwap(w, math.Float64bits(next)) {
 			b.admittedFast.Add(1)
-			return true
+			return true, now
 		}
 	}
 }
 
-func (b *Bucket) allowSlow(n int, now float64) bool {
+func (b *Bucket) allowSlow(n int, now float64) (bool, float64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now = b.ownAt(now)
 	defer b.release(now)
 	if b.q.len > 0 || now < b.hold {
-		return false
+		return false, now
 	}
-	return b.take(now, n)
+	return b.take(now, n), now
 }
 
 // own makes the mutex the owner of the state and returns the time. It

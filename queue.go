@@ -98,8 +98,8 @@ func (b *Bucket) waitAt(ctx context.Context, n int, now float64) (float64, error
 		err := b.waitShared(ctx, n)
 		return b.now(), err
 	}
-	if b.allowAt(n, now) {
-		return now, nil
+	if ok, at := b.allowAt(n, now); ok {
+		return at, nil
 	}
 	defer b.emit()
 	b.mu.Lock()

@@ -72,10 +72,10 @@ type Transport struct {
 	IdleTimeout time.Duration
 
 	mu      sync.Mutex
-	epoch   time.Time // the origin of every bucket's clock; set with buckets
+	epoch   time.Time // the origin of every bucket's clock; set once, with buckets, before any routeHit
 	buckets map[bucketID]*entry
 	scopes  map[routeID]string    // the scope the server named for a route
-	routes  map[routeID]*routeHit // what each route resolved to, for the lock-free lookup
+	routes  map[routeID]*routeHit // what each route resolved to: reused while gen holds, cleared by sweeps
 	scoped  atomic.Bool           // scopes has had an entry: admissions re-check their bucket
 	swept   float64               // when idle buckets were last swept, on the buckets' clock
 
@@ -117,21 +117,21 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base().RoundTrip(req)
 	}
 	route := routeOf(key, req)
-	// The clock is read twice per request: at the lookup, a reading that
-	// also serves the admission, and when the answer arrives.
+	// On the first attempt the clock is read twice: at the lookup, a
+	// reading that also serves the admission, and when the answer arrives.
 	id, b, now := t.bucket(route)
 	f, err := b.beginAt(req.Context(), now)
 	// A request admitted by the host's bucket while the first answer
 	// was naming the route's scope moves to that scope's bucket, so
 	// that bucket counts everything it has in flight.
 	for err == nil && id.scope == "" && t.scoped.Load() {
-		nid, nb, now := t.bucket(route)
+		nid, nb, again := t.bucket(route)
 		if nb == b {
 			break
 		}
 		f.Done(nil) // not sent
 		id, b = nid, nb
-		f, err = b.beginAt(req.Context(), now)
+		f, err = b.beginAt(req.Context(), again)
 	}
 	if err != nil {
 		closeBody(req)
@@ -243,13 +243,18 @@ func (t *Transport) bucket(route routeID) (bucketID, *Bucket, float64) {
 	if h := t.last.Load(); h != nil && h.route == route && h.gen == t.gen.Load() {
 		if now := float64(time.Since(t.epoch)); now < math.Float64frombits(t.sweepAt.Load()) {
 			h.e.used.Store(math.Float64bits(now))
-			return h.id, h.e.b, now
+			// A sweep bumps gen before it reads used: either it sees
+			// this use, or this sees its gen and takes the lock.
+			if h.gen == t.gen.Load() {
+				return h.id, h.e.b, now
+			}
 		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	id := bucketID{route.key, t.scopes[route]}
-	e, now := t.getLocked(id)
+	now := t.tickLocked()
+	id := bucketID{route.key, t.scopes[route]} // after the sweep, which may forget scopes
+	e := t.getLocked(id, now)
 	h := t.routes[route]
 	if gen := t.gen.Load(); h == nil || h.e != e || h.gen != gen {
 		if t.routes == nil {
@@ -277,13 +282,14 @@ func (t *Transport) setScope(route routeID, scope string) (bucketID, *Bucket) {
 		delete(t.buckets, own) // its route has moved to the scope's bucket
 	}
 	id := bucketID{route.key, scope}
-	e, _ := t.getLocked(id)
+	e := t.getLocked(id, t.tickLocked())
 	return id, e.b
 }
 
-// getLocked returns the entry of bucket id, making it if needed, and the
-// time on the buckets' clock. It requires that t.mu is held.
-func (t *Transport) getLocked(id bucketID) (*entry, float64) {
+// tickLocked returns the time on the buckets' clock, starting the clock on
+// first use (t.epoch is never set again), and sweeps idle buckets when a
+// sweep is due. It requires that t.mu is held.
+func (t *Transport) tickLocked() float64 {
 	idle := t.IdleTimeout
 	if idle <= 0 {
 		idle = DefaultIdleTimeout
@@ -297,6 +303,12 @@ func (t *Transport) getLocked(id bucketID) (*entry, float64) {
 	if now-t.swept >= float64(idle/2) {
 		t.sweepLocked(now, float64(idle))
 	}
+	return now
+}
+
+// getLocked returns the entry of bucket id, making it if needed, marked as
+// used at now. It requires that t.mu is held and tickLocked was called.
+func (t *Transport) getLocked(id bucketID, now float64) *entry {
 	e := t.buckets[id]
 	if e == nil {
 		c := t.Config
@@ -308,7 +320,7 @@ func (t *Transport) getLocked(id bucketID) (*entry, float64) {
 		t.buckets[id] = e
 	}
 	e.used.Store(math.Float64bits(now))
-	return e, now
+	return e
 }
 
 // sweepLocked drops the buckets idle for longer than idle (nanoseconds), so
