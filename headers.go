@@ -1073,11 +1073,10 @@ func (p *parser) xRateLimitDash() Quota {
 // the window is that of the first item with the same quota and a w
 // parameter. With extras, the other windowed items are appended as quotas.
 func limitList(vals []string, extras *[]Quota) (float64, time.Duration) {
-	if len(vals) == 1 && strings.IndexByte(vals[0], ',') < 0 && strings.IndexByte(vals[0], ';') < 0 {
-		if v, ok := parseCount(trimOWS(vals[0])); ok { // the usual case
+	if len(vals) == 1 && strings.IndexByte(vals[0], ';') < 0 {
+		if v, ok := singleCount(vals); ok { // the usual case
 			return v, 0
 		}
-		return notStated, 0
 	}
 	limit, first := float64(notStated), float64(notStated)
 	for e := (elems{vals: vals}); ; {
@@ -1138,13 +1137,22 @@ func limitItem(s string) (v float64, w time.Duration, params, ok bool) {
 	return v, w, params, ok
 }
 
+// singleCount reads the usual case of a count header, a single value with no
+// list: its count, or -1. It reports false for any other case.
+func singleCount(vals []string) (float64, bool) {
+	if len(vals) != 1 || strings.IndexByte(vals[0], ',') >= 0 {
+		return 0, false
+	}
+	if v, ok := parseCount(trimOWS(vals[0])); ok {
+		return v, true
+	}
+	return notStated, true
+}
+
 // leastCount returns the least count among a header's elements, or -1.
 func leastCount(vals []string) float64 {
-	if len(vals) == 1 && strings.IndexByte(vals[0], ',') < 0 { // the usual case
-		if v, ok := parseCount(trimOWS(vals[0])); ok {
-			return v
-		}
-		return notStated
+	if v, ok := singleCount(vals); ok {
+		return v
 	}
 	least := float64(notStated)
 	for e := (elems{vals: vals}); ; {
@@ -1161,11 +1169,8 @@ func leastCount(vals []string) float64 {
 // greatestCount returns the greatest count among a header's elements, or -1:
 // the conservative reading of a "used" count.
 func greatestCount(vals []string) float64 {
-	if len(vals) == 1 && strings.IndexByte(vals[0], ',') < 0 { // the usual case
-		if v, ok := parseCount(trimOWS(vals[0])); ok {
-			return v
-		}
-		return notStated
+	if v, ok := singleCount(vals); ok {
+		return v
 	}
 	greatest := float64(notStated)
 	for e := (elems{vals: vals}); ; {
