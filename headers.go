@@ -1150,36 +1150,28 @@ func singleCount(vals []string) (float64, bool) {
 }
 
 // leastCount returns the least count among a header's elements, or -1.
-func leastCount(vals []string) float64 {
-	if v, ok := singleCount(vals); ok {
-		return v
-	}
-	least := float64(notStated)
-	for e := (elems{vals: vals}); ; {
-		s, ok := e.next()
-		if !ok {
-			return least
-		}
-		if v, ok := parseCount(s); ok {
-			least = leastStated(least, v)
-		}
-	}
-}
+func leastCount(vals []string) float64 { return foldCount(vals, leastStated) }
 
 // greatestCount returns the greatest count among a header's elements, or -1:
 // the conservative reading of a "used" count.
 func greatestCount(vals []string) float64 {
+	return foldCount(vals, func(a, b float64) float64 { return max(a, b) })
+}
+
+// foldCount combines the counts among a header's elements with pick, from
+// -1; a single value skips the list parse.
+func foldCount(vals []string, pick func(a, b float64) float64) float64 {
 	if v, ok := singleCount(vals); ok {
 		return v
 	}
-	greatest := float64(notStated)
+	acc := float64(notStated)
 	for e := (elems{vals: vals}); ; {
 		s, ok := e.next()
 		if !ok {
-			return greatest
+			return acc
 		}
 		if v, ok := parseCount(s); ok {
-			greatest = max(greatest, v)
+			acc = pick(acc, v)
 		}
 	}
 }
@@ -1735,16 +1727,14 @@ func xField(rest string) (int, bool) {
 	return x.i, eqFold(rest, x.name)
 }
 
-// The names after "X-HubSpot-RateLimit-". A package variable, not a literal
-// in the loop, so that no call builds it.
-var (
-	hubSpotNames = [...]fieldName{
-		{"daily", fHSDaily}, {"daily-remaining", fHSDailyRemaining},
-		{"max", fHSMax}, {"remaining", fHSRemaining},
-		{"interval-milliseconds", fHSInterval},
-		{"secondly", fHSSecondly}, {"secondly-remaining", fHSSecondlyRemaining},
-	}
-)
+// hubSpotNames are the names after "X-HubSpot-RateLimit-": a package
+// variable, not a literal in the loop, so that no call builds it.
+var hubSpotNames = [...]fieldName{
+	{"daily", fHSDaily}, {"daily-remaining", fHSDailyRemaining},
+	{"max", fHSMax}, {"remaining", fHSRemaining},
+	{"interval-milliseconds", fHSInterval},
+	{"secondly", fHSSecondly}, {"secondly-remaining", fHSSecondlyRemaining},
+}
 
 // addX sorts the X-RateLimit-* headers: GitHub, Discord, Reddit and Jira's
 // plain ones, OpenAI's x-ratelimit-{limit,remaining,reset}-NAME and Linear's
