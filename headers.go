@@ -214,10 +214,7 @@ func (p *parser) run(extras *[]Quota) (Quota, []Quota) {
 	c := choice{primary: unknownQuota(), all: extras != nil}
 	ds := p.dialects()
 	if ds&(1<<dIETF) != 0 {
-		ietf := p.ietf(extras)
-		for i := range ietf {
-			c.add(&ietf[i])
-		}
+		p.ietf(&c, extras)
 	}
 	for ds &^= 1<<dIETF | 1<<dIETF07 | 1<<dIETF06; ds != 0; ds &= ds - 1 {
 		q := p.dialect(bits.TrailingZeros(ds), extras)
@@ -318,11 +315,11 @@ func (p *parser) dialect(d int, extras *[]Quota) Quota {
 	return unknownQuota()
 }
 
-// ietf reads the IETF fields in all their drafts: the structured fields of
-// drafts 08 and later, the dictionary of draft 07, and the fields of drafts
-// up to 06, in that order of precedence. With extras, it appends the
-// policies the preferred reading does not describe.
-func (p *parser) ietf(extras *[]Quota) [3]Quota {
+// ietf reads the IETF fields in all their drafts into c: the structured
+// fields of drafts 08 and later, the dictionary of draft 07, and the fields
+// of drafts up to 06, in that order of precedence. With extras, it appends
+// the policies the preferred reading does not describe.
+func (p *parser) ietf(c *choice, extras *[]Quota) {
 	// Room for the usual few members; more go to the heap.
 	var polBuf, rlBuf [4]sfItem
 	pols, ok := sfListLines(p.v[fRLPolicy], polBuf[:0])
@@ -340,17 +337,31 @@ func (p *parser) ietf(extras *[]Quota) [3]Quota {
 			dict = d
 		}
 	}
-	qs := [3]Quota{p.ietfStructured(rl, pols, extras), p.ietf07(dict, pols), p.ietf06(pols, extras)}
+	// The readings in their order of precedence; the drafts before 08 are
+	// read only when their fields are there.
+	chosen := p.ietfStructured(rl, pols, extras)
+	c.add(&chosen)
+	if len(dict) > 0 {
+		q := p.ietf07(dict, pols)
+		c.add(&q)
+		if !chosen.statesQuota() {
+			chosen = q
+		}
+	}
+	if p.mask&(maskIETF&^(1<<fRLPolicy)) != 0 || hasIntegerItem(pols) {
+		q := p.ietf06(pols, extras)
+		c.add(&q)
+		if !chosen.statesQuota() {
+			chosen = q
+		}
+	}
 	if extras != nil {
 		// The integer policies of drafts up to 07 other than the chosen one.
-		chosen := unknownQuota()
-		for _, q := range qs {
-			if q.statesQuota() {
-				chosen = q
-				break
-			}
+		if !chosen.statesQuota() {
+			chosen = unknownQuota()
 		}
-		for _, it := range pols {
+		for i := range pols {
+			it := &pols[i]
 			lim, ok := it.bare.count()
 			if !ok || it.bare.kind != sfInteger {
 				continue
@@ -362,7 +373,6 @@ func (p *parser) ietf(extras *[]Quota) [3]Quota {
 			addExtra(extras, Quota{Limit: lim, Remaining: notStated, Window: w})
 		}
 	}
-	return qs
 }
 
 // addExtra appends q to *extras, up to maxQuotas.
@@ -662,36 +672,24 @@ func (p *parser) quotaOf(limit, remaining, reset []string) Quota {
 // draft-ietf-httpapi-ratelimit-headers-08 and later (§3, §4): lists of
 // policies named by a String (a Token in -08), linked by name, with the
 // parameters q (quota), w (window seconds), qu (quota unit), r (remaining)
-// namedPolicy returns qs with a policy called name, added if it was not
-// there, and its index.
-func namedPolicy(qs []sfQuota, name string) ([]sfQuota, int) {
-	if i := indexPolicy(qs, name); i >= 0 {
-		return qs, i
-	}
-	return append(qs, sfQuota{q: unknownQuota(), name: name, requests: true}), len(qs)
-}
-
 // and t (seconds until the window resets). Unknown parameters are ignored.
 func (p *parser) ietfStructured(items, pols []sfItem, extras *[]Quota) Quota {
-	var buf [4]sfQuota
-	qs := buf[:0]
+	var buf [4]sfPolicy
+	ps := buf[:0]
 	for j := range items {
 		it := &items[j]
 		name, ok := it.bare.name()
 		if !ok {
 			continue
 		}
-		var i int
-		qs, i = namedPolicy(qs, name)
-		s := &qs[i]
+		var s *sfPolicy
+		ps, s = namedPolicy(ps, name)
 		s.live = true
 		if r, ok := it.params.r.count(); ok && it.params.r.kind == sfInteger {
-			s.q.Remaining = leastStated(s.q.Remaining, r)
+			s.remaining = leastStated(s.remaining, r)
 		}
 		if t, ok := it.params.t.seconds(); ok {
-			if reset := p.after(t); reset.After(s.q.Reset) {
-				s.q.Reset = reset
-			}
+			s.reset = max(s.reset, t) // the latest reset
 		}
 	}
 	for j := range pols {
@@ -700,62 +698,83 @@ func (p *parser) ietfStructured(items, pols []sfItem, extras *[]Quota) Quota {
 		if !ok {
 			continue
 		}
-		var i int
-		qs, i = namedPolicy(qs, name)
-		s := &qs[i]
+		var s *sfPolicy
+		ps, s = namedPolicy(ps, name)
 		if q, ok := it.params.q.count(); ok && it.params.q.kind == sfInteger {
-			s.q.Limit = leastStated(s.q.Limit, q)
+			s.limit = leastStated(s.limit, q)
 		}
-		if w, ok := it.window(); ok && s.q.Window == 0 {
-			s.q.Window = w
+		if w, ok := it.window(); ok && s.window == 0 {
+			s.window = w
 		}
 		// §3.1.2: the default quota unit is "requests".
-		if u := it.params.qu; u.kind == sfString || u.kind == sfToken {
-			s.requests = u.str == "requests"
+		if u := it.params.qu; u != quNone {
+			s.requests = u == quRequests
 		}
 	}
 	// The request policy named in RateLimit with the least remaining; else
 	// the first such policy that states anything; else (RateLimit-Policy
 	// alone) the first request policy that states anything.
 	pick := -1
-	for i := range qs {
-		if s := &qs[i]; s.requests && s.live && s.q.Remaining >= 0 && (pick < 0 || s.q.Remaining < qs[pick].q.Remaining) {
+	for i := range ps {
+		if s := &ps[i]; s.requests && s.live && s.remaining >= 0 && (pick < 0 || s.remaining < ps[pick].remaining) {
 			pick = i
 		}
 	}
 	for _, live := range [...]bool{true, false} {
-		for i := range qs {
-			if s := &qs[i]; pick < 0 && s.requests && (s.live || !live) && s.q.statesQuota() {
+		for i := range ps {
+			if s := &ps[i]; pick < 0 && s.requests && (s.live || !live) && s.statesQuota() {
 				pick = i
 			}
 		}
 	}
-	for i := range qs {
-		qs[i].q.Policy = qs[i].name
-		if extras != nil && i != pick && qs[i].q.statesQuota() {
-			addExtra(extras, qs[i].q)
+	if extras != nil {
+		for i := range ps {
+			if i != pick && ps[i].statesQuota() {
+				addExtra(extras, p.policyQuota(&ps[i]))
+			}
 		}
 	}
 	if pick < 0 {
 		return unknownQuota()
 	}
-	return qs[pick].q
+	return p.policyQuota(&ps[pick])
 }
 
-type sfQuota struct {
-	q        Quota
-	name     string
-	live     bool // named by the RateLimit field
-	requests bool // counts requests (qu absent or "requests")
+// An sfPolicy gathers what RateLimit and RateLimit-Policy say of one policy.
+type sfPolicy struct {
+	name      string
+	limit     float64       // notStated if not stated
+	remaining float64       // notStated if not stated
+	reset     time.Duration // from the response's arrival; negative if not stated
+	window    time.Duration
+	live      bool // named by the RateLimit field
+	requests  bool // counts requests (qu absent or "requests")
 }
 
-func indexPolicy(qs []sfQuota, name string) int {
-	for i := range qs {
-		if qs[i].name == name {
-			return i
+// statesQuota is Quota.statesQuota for the policy.
+func (s *sfPolicy) statesQuota() bool {
+	return s.limit >= 0 || s.remaining >= 0 || s.reset >= 0 || s.window > 0
+}
+
+// policyQuota returns the Quota the policy describes.
+func (p *parser) policyQuota(s *sfPolicy) Quota {
+	q := Quota{Limit: s.limit, Remaining: s.remaining, Window: s.window, Policy: s.name}
+	if s.reset >= 0 {
+		q.Reset = p.after(s.reset)
+	}
+	return q
+}
+
+// namedPolicy returns ps with a policy called name, added if it was not
+// there, and that policy.
+func namedPolicy(ps []sfPolicy, name string) ([]sfPolicy, *sfPolicy) {
+	for i := range ps {
+		if ps[i].name == name {
+			return ps, &ps[i]
 		}
 	}
-	return -1
+	ps = append(ps, sfPolicy{name: name, limit: notStated, remaining: notStated, reset: -1, requests: true})
+	return ps, &ps[len(ps)-1]
 }
 
 // ietf07 reads the RateLimit dictionary of
@@ -764,9 +783,6 @@ func indexPolicy(qs []sfQuota, name string) int {
 // quota equals the limit.
 func (p *parser) ietf07(dict []sfMember, pols []sfItem) Quota {
 	q := unknownQuota()
-	if len(dict) == 0 {
-		return q
-	}
 	for _, m := range dict {
 		switch m.key {
 		case "limit":
@@ -795,11 +811,9 @@ func (p *parser) ietf07(dict []sfMember, pols []sfItem) Quota {
 // draft-ietf-httpapi-ratelimit-headers up to -06, and GitLab's variant of
 // them (https://docs.gitlab.com/ee/administration/settings/user_and_ip_rate_limits.html:
 // RateLimit-Reset as epoch seconds, RateLimit-ResetTime as an HTTP-date,
-// RateLimit-Observed, RateLimit-Name).
+// RateLimit-Observed, RateLimit-Name). It is read only when the response has
+// those fields or an integer policy.
 func (p *parser) ietf06(pols []sfItem, extras *[]Quota) Quota {
-	if p.mask&(maskIETF&^(1<<fRLPolicy)) == 0 && !hasIntegerItem(pols) {
-		return unknownQuota() // neither its fields nor a policy of its drafts
-	}
 	q := unknownQuota()
 	q.Limit, q.Window = limitList(p.v[fRLLimit], extras)
 	q.Remaining = leastCount(p.v[fRLRemaining])
@@ -1818,23 +1832,51 @@ type sfItem struct {
 }
 
 // sfParams holds the Parameters the RateLimit fields define: q (quota), w
-// (window), r (remaining), t (seconds to reset) and qu (quota unit). The
-// last of a repeated key wins (RFC 9651 §4.2.3.2); other keys are validated
-// and dropped. An absent parameter is the zero sfBare (kind sfNone).
-type sfParams struct{ q, w, r, t, qu sfBare }
+// (window), r (remaining) and t (seconds to reset) as numbers, and whether qu
+// (quota unit) says "requests". The last of a repeated key wins (RFC 9651
+// §4.2.3.2); other keys are validated and dropped. An absent number is the
+// zero sfNum (kind sfNone).
+type sfParams struct {
+	q, w, r, t sfNum
+	qu         sfUnit
+}
+
+// sfNum is the numeric part of a bare item, which is all a parameter other
+// than qu needs: an item holds five parameters, so they are kept small.
+type sfNum struct {
+	kind sfKind
+	num  float64
+}
+
+// sfUnit is what a qu parameter says.
+type sfUnit uint8
+
+const (
+	quNone     sfUnit = iota // absent, or not a String or Token
+	quRequests               // "requests"
+	quOther                  // another unit: tokens, bytes, ...
+)
 
 func (ps *sfParams) set(key string, b sfBare) {
+	n := sfNum{b.kind, b.num}
 	switch key {
 	case "q":
-		ps.q = b
+		ps.q = n
 	case "w":
-		ps.w = b
+		ps.w = n
 	case "r":
-		ps.r = b
+		ps.r = n
 	case "t":
-		ps.t = b
+		ps.t = n
 	case "qu":
-		ps.qu = b
+		switch {
+		case b.kind != sfString && b.kind != sfToken:
+			ps.qu = quNone
+		case b.str == "requests":
+			ps.qu = quRequests
+		default:
+			ps.qu = quOther
+		}
 	}
 }
 
@@ -1865,20 +1907,23 @@ func (b sfBare) name() (string, bool) {
 }
 
 // count returns a non-negative Integer or Decimal.
-func (b sfBare) count() (float64, bool) {
-	if (b.kind == sfInteger || b.kind == sfDecimal) && b.num >= 0 {
-		return b.num, true
+func (n sfNum) count() (float64, bool) {
+	if (n.kind == sfInteger || n.kind == sfDecimal) && n.num >= 0 {
+		return n.num, true
 	}
 	return 0, false
 }
 
 // seconds returns a non-negative Integer number of seconds as a Duration.
-func (b sfBare) seconds() (time.Duration, bool) {
-	if b.kind != sfInteger || b.num < 0 {
+func (n sfNum) seconds() (time.Duration, bool) {
+	if n.kind != sfInteger || n.num < 0 {
 		return 0, false
 	}
-	return scaleDuration(uint64(b.num), 0, time.Second)
+	return scaleDuration(uint64(n.num), 0, time.Second)
 }
+
+// count returns a non-negative Integer or Decimal.
+func (b sfBare) count() (float64, bool) { return sfNum{b.kind, b.num}.count() }
 
 // window returns the w parameter: a positive Integer number of seconds.
 func (it *sfItem) window() (time.Duration, bool) {
@@ -1949,12 +1994,14 @@ func (p *sfParser) next() (done, ok bool) {
 // list parses a List (§4.2.1). Members are parsed in place: an item is
 // too large to copy around.
 func (p *sfParser) list(out []sfItem) ([]sfItem, bool) {
-	var skipped sfItem
 	for p.i < len(p.s) {
-		it := &skipped
+		var it *sfItem
 		if len(out) < maxMembers {
 			out = append(out, sfItem{})
 			it = &out[len(out)-1]
+		} else {
+			var skipped sfItem // validated, not kept
+			it = &skipped
 		}
 		if !p.itemOrInnerList(it) {
 			return out, false
