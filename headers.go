@@ -2105,18 +2105,35 @@ func (p *sfParser) params(ps *sfParams) bool {
 
 // key parses a Key (§4.2.3.3).
 func (p *sfParser) key() (string, bool) {
-	start := p.i
-	if p.i == len(p.s) || !(p.s[p.i] >= 'a' && p.s[p.i] <= 'z' || p.s[p.i] == '*') {
+	s, start := p.s, p.i
+	if start == len(s) || !(s[start] >= 'a' && s[start] <= 'z' || s[start] == '*') {
 		return "", false
 	}
-	for p.i++; p.i < len(p.s); p.i++ {
-		c := p.s[p.i]
-		if !(c >= 'a' && c <= 'z' || isDigit(c) || c == '_' || c == '-' || c == '.' || c == '*') {
-			break
+	i := start + 1
+	for i < len(s) && sfChars[s[i]]&sfKeyChar != 0 {
+		i++
+	}
+	p.i = i
+	return s[start:i], true
+}
+
+// sfChars classifies the bytes of keys and tokens.
+var sfChars = func() (t [256]uint8) {
+	for c := range 256 {
+		if 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || strings.IndexByte("_-.*", byte(c)) >= 0 {
+			t[c] |= sfKeyChar
+		}
+		if 'a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~:/", byte(c)) >= 0 {
+			t[c] |= sfTokenChar
 		}
 	}
-	return p.s[start:p.i], true
-}
+	return t
+}()
+
+const (
+	sfKeyChar   = 1 << iota // lcalpha, DIGIT, "_", "-", ".", "*" (§3.1.2)
+	sfTokenChar             // tchar, ":" and "/" (§3.3.4)
+)
 
 // bare parses a Bare Item (§4.2.3.1).
 func (p *sfParser) bare() (sfBare, bool) {
@@ -2155,16 +2172,16 @@ func (p *sfParser) number() (sfBare, bool) {
 	if neg {
 		p.i++
 	}
+	s, start := p.s, p.i
+	i := start
 	var n int64
-	digitsRead := 0
-	for ; p.i < len(p.s) && isDigit(p.s[p.i]); p.i++ {
-		if digitsRead == 15 {
-			return sfBare{}, false
-		}
-		n = n*10 + int64(p.s[p.i]-'0')
-		digitsRead++
+	for i < len(s) && isDigit(s[i]) && i-start < 16 {
+		n = n*10 + int64(s[i]-'0')
+		i++
 	}
-	if digitsRead == 0 {
+	digitsRead := i - start
+	p.i = i
+	if digitsRead == 0 || digitsRead > 15 {
 		return sfBare{}, false
 	}
 	b := sfBare{kind: sfInteger, num: float64(n)}
@@ -2195,20 +2212,20 @@ func (p *sfParser) number() (sfBare, bool) {
 
 // string parses a String (§4.2.5).
 func (p *sfParser) string() (sfBare, bool) {
-	p.i++
-	start := p.i
+	s := p.s
+	start := p.i + 1
 	esc := false
-	for ; p.i < len(p.s); p.i++ {
-		switch c := p.s[p.i]; {
+	for i := start; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			p.i = i + 1
+			return sfBare{kind: sfString, str: s[start:i], esc: esc}, true
 		case c == '\\':
-			p.i++
-			if p.i == len(p.s) || p.s[p.i] != '"' && p.s[p.i] != '\\' {
+			i++
+			if i == len(s) || s[i] != '"' && s[i] != '\\' {
 				return sfBare{}, false
 			}
 			esc = true
-		case c == '"':
-			p.i++
-			return sfBare{kind: sfString, str: p.s[start : p.i-1], esc: esc}, true
 		case c < 0x20 || c > 0x7e:
 			return sfBare{}, false
 		}
@@ -2218,14 +2235,13 @@ func (p *sfParser) string() (sfBare, bool) {
 
 // token parses a Token (§4.2.6).
 func (p *sfParser) token() (sfBare, bool) {
-	start := p.i
-	for p.i++; p.i < len(p.s); p.i++ {
-		c := p.s[p.i]
-		if !(isDigit(c) || isAlpha(c) || strings.IndexByte("!#$%&'*+-.^_`|~:/", c) >= 0) {
-			break
-		}
+	s, start := p.s, p.i
+	i := start + 1
+	for i < len(s) && sfChars[s[i]]&sfTokenChar != 0 {
+		i++
 	}
-	return sfBare{kind: sfToken, str: p.s[start:p.i]}, true
+	p.i = i
+	return sfBare{kind: sfToken, str: s[start:i]}, true
 }
 
 // bytes parses a Byte Sequence (§4.2.7); its content is not needed.

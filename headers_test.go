@@ -3,6 +3,7 @@ package throttle
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -803,4 +804,53 @@ func TestParseHeadersSpellingsDeterministic(t *testing.T) {
 		require.Equal(t, "graphql", q.Scope, "X-RATELIMIT-RESOURCE sorts first")
 		require.Equal(t, float64(60), q.Limit, "the least limit")
 	}
+}
+
+// fieldHeaders names a header of every field the parser collects.
+var fieldHeaders = [numFields]string{
+	fDate: "Date", fRetryAfter: "Retry-After", fRetryAfterMs: "Retry-After-Ms",
+	fXRetryAfter: "X-RateLimit-Retry-After", fXLimit: "X-RateLimit-Limit",
+	fXRemaining: "X-RateLimit-Remaining", fXReset: "X-RateLimit-Reset", fXUsed: "X-RateLimit-Used",
+	fXResetAfter: "X-RateLimit-Reset-After", fXResource: "X-RateLimit-Resource", fXBucket: "X-RateLimit-Bucket",
+	fXDLimit: "X-Rate-Limit-Limit", fXDRemaining: "X-Rate-Limit-Remaining", fXDReset: "X-Rate-Limit-Reset",
+	fZendeskLimit: "X-Rate-Limit", fRL: "RateLimit", fRLPolicy: "RateLimit-Policy",
+	fRLLimit: "RateLimit-Limit", fRLRemaining: "RateLimit-Remaining", fRLReset: "RateLimit-Reset",
+	fRLResetTime: "RateLimit-ResetTime", fRLObserved: "RateLimit-Observed", fRLName: "RateLimit-Name",
+	fRLReason: "RateLimit-Reason", fReqLimit: "X-RateLimit-Limit-Requests",
+	fReqRemaining: "X-RateLimit-Remaining-Requests", fReqReset: "X-RateLimit-Reset-Requests",
+	fShopify: "X-Shopify-Shop-Api-Call-Limit", fSforce: "Sforce-Limit-Info",
+	fHSDaily: "X-HubSpot-RateLimit-Daily", fHSDailyRemaining: "X-HubSpot-RateLimit-Daily-Remaining",
+	fHSMax: "X-HubSpot-RateLimit-Max", fHSRemaining: "X-HubSpot-RateLimit-Remaining",
+	fHSInterval: "X-HubSpot-RateLimit-Interval-Milliseconds", fHSSecondly: "X-HubSpot-RateLimit-Secondly",
+	fHSSecondlyRemaining: "X-HubSpot-RateLimit-Secondly-Remaining",
+}
+
+// TestFieldsCollect checks that every field's values are found under their
+// index, for responses with any number of the fields, in any order.
+func TestFieldsCollect(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 500 {
+		n := round % (numFields + 1)
+		want := map[int][]string{}
+		h := http.Header{"Content-Type": {"text/plain"}}
+		for _, i := range rng.Perm(numFields)[:n] {
+			want[i] = []string{fmt.Sprint("v", i)}
+			h[http.CanonicalHeaderKey(fieldHeaders[i])] = want[i]
+		}
+		var f fields
+		f.collect(h, false)
+		for i := range numFields {
+			require.Equal(t, want[i], f.v[i], "field %d (%s) of %d", i, fieldHeaders[i], n)
+		}
+		require.False(t, f.dup)
+	}
+	// A field under two spellings joins both values.
+	h := http.Header{"Date": {"a"}, "date": {"b"}}
+	for i := range numFields - 1 {
+		h[fieldHeaders[i+1]] = []string{"x"}
+	}
+	var f fields
+	f.collect(h, false)
+	require.Equal(t, []string{"a", "b"}, f.v[fDate])
+	require.Equal(t, []string{"x"}, f.v[numFields-1])
 }
