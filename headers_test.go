@@ -770,6 +770,18 @@ func TestParseHTTPDateCalendar(t *testing.T) {
 			}
 		}
 	}
+	// RFC 9110 §5.6.7 allows a leap second, which net/http rejects: it is
+	// read as the second after, at the end of a month too.
+	for s, want := range map[string]time.Time{
+		"Wed, 31 Dec 2025 23:59:60 GMT": time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		"Tue, 30 Jun 2015 23:59:60 GMT": time.Date(2015, 7, 1, 0, 0, 0, 0, time.UTC),
+		"Tue, 30 Jun 2015 12:00:60 GMT": time.Date(2015, 6, 30, 12, 1, 0, 0, time.UTC),
+	} {
+		got, ok := parseHTTPDate(s)
+		assert.True(t, ok && got.Equal(want), "parseHTTPDate(%q) = %v, %v; want %v", s, got, ok, want)
+	}
+	_, ok := parseHTTPDate("Tue, 30 Jun 2015 23:59:61 GMT")
+	assert.False(t, ok, "second 61")
 }
 
 func TestXField(t *testing.T) {
