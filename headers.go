@@ -167,10 +167,10 @@ const (
 // Header names are matched without regard to case, so a map built by hand
 // with lower-case keys (as HTTP/2 captures often are) reads the same as one
 // filled by [http.Header.Set]; values may carry surrounding whitespace.
-func ParseHeaders(h http.Header, now time.Time) Quota {
+func ParseHeaders(h http.Header, now time.Time) (q Quota) {
 	p := newParser(now)
 	p.collect(h, false)
-	q, _ := p.run(nil)
+	p.run(&q, nil)
 	return q
 }
 
@@ -187,7 +187,8 @@ func ParseQuotas(h http.Header, now time.Time) []Quota {
 	p := newParser(now)
 	p.collect(h, true)
 	var extras []Quota
-	primary, others := p.run(&extras)
+	var primary Quota
+	others := p.run(&primary, &extras)
 	var out []Quota
 	if primary.Known() {
 		out = append(out, primary)
@@ -206,12 +207,14 @@ func ParseQuotas(h http.Header, now time.Time) []Quota {
 	return out
 }
 
-// run parses every dialect and returns the preferred quota, finished with
-// RetryAfter and Scope. When extras is not nil, run also returns the other
-// dialects' quotas that differ from the preferred one and appends every
-// secondary quota (token quotas, other policies) to *extras.
-func (p *parser) run(extras *[]Quota) (Quota, []Quota) {
-	c := choice{primary: unknownQuota(), all: extras != nil}
+// run parses every dialect and sets *primary to the preferred quota,
+// finished with RetryAfter and Scope. When extras is not nil, run also
+// returns the other dialects' quotas that differ from the preferred one and
+// appends every secondary quota (token quotas, other policies) to *extras.
+func (p *parser) run(primary *Quota, extras *[]Quota) []Quota {
+	*primary = unknownQuota()
+	var others []Quota
+	c := choice{primary: primary, all: extras != nil, others: &others}
 	ds := p.dialects()
 	if ds&(1<<dIETF) != 0 {
 		p.ietf(&c, extras)
@@ -220,10 +223,10 @@ func (p *parser) run(extras *[]Quota) (Quota, []Quota) {
 		q := p.dialect(bits.TrailingZeros(ds), extras)
 		c.add(&q)
 	}
-	c.primary.RetryAfter = p.retryAfter()
-	c.primary.Scope = p.scope()
-	p.sanitize(&c.primary)
-	return c.primary, c.others
+	primary.RetryAfter = p.retryAfter()
+	primary.Scope = p.scope()
+	p.sanitize(primary)
+	return others
 }
 
 // A choice gathers the dialects' quotas in their order of precedence: the
@@ -231,27 +234,28 @@ func (p *parser) run(extras *[]Quota) (Quota, []Quota) {
 // same quota fills its gaps, and when all is set the others are kept,
 // merged in the same way.
 type choice struct {
-	primary Quota
+	primary *Quota
 	found   bool
 	all     bool
-	others  []Quota
+	others  *[]Quota
 }
 
 func (c *choice) add(q *Quota) {
 	switch {
 	case !q.statesQuota():
 	case !c.found:
-		c.primary, c.found = *q, true
-	case sameQuota(c.primary, *q):
-		fillFrom(&c.primary, *q)
+		*c.primary, c.found = *q, true
+	case sameQuota(c.primary, q):
+		fillFrom(c.primary, q)
 	case c.all:
-		for k := range c.others {
-			if sameQuota(c.others[k], *q) {
-				fillFrom(&c.others[k], *q)
+		others := *c.others
+		for k := range others {
+			if sameQuota(&others[k], q) {
+				fillFrom(&others[k], q)
 				return
 			}
 		}
-		c.others = append(c.others, *q) // at most numDialects
+		*c.others = append(others, *q) // at most numDialects
 	}
 }
 
@@ -339,7 +343,8 @@ func (p *parser) ietf(c *choice, extras *[]Quota) {
 	}
 	// The readings in their order of precedence; the drafts before 08 are
 	// read only when their fields are there.
-	chosen := p.ietfStructured(rl, pols, extras)
+	var chosen Quota
+	p.ietfStructured(&chosen, rl, pols, extras)
 	c.add(&chosen)
 	if len(dict) > 0 {
 		q := p.ietf07(dict, pols)
@@ -385,7 +390,7 @@ func addExtra(extras *[]Quota, q Quota) {
 // sameQuota reports whether a and b, read from different dialects of one
 // response, describe the same quota: they agree on Limit or Remaining and
 // contradict each other on nothing.
-func sameQuota(a, b Quota) bool {
+func sameQuota(a, b *Quota) bool {
 	agree := false
 	if a.Limit >= 0 && b.Limit >= 0 {
 		if a.Limit != b.Limit {
@@ -409,7 +414,7 @@ func sameQuota(a, b Quota) bool {
 }
 
 // fillFrom copies into q the fields q left unstated and b states.
-func fillFrom(q *Quota, b Quota) {
+func fillFrom(q, b *Quota) {
 	if q.Limit < 0 {
 		q.Limit = b.Limit
 	}
@@ -673,7 +678,7 @@ func (p *parser) quotaOf(limit, remaining, reset []string) Quota {
 // policies named by a String (a Token in -08), linked by name, with the
 // parameters q (quota), w (window seconds), qu (quota unit), r (remaining)
 // and t (seconds until the window resets). Unknown parameters are ignored.
-func (p *parser) ietfStructured(items, pols []sfItem, extras *[]Quota) Quota {
+func (p *parser) ietfStructured(q *Quota, items, pols []sfItem, extras *[]Quota) {
 	var buf [4]sfPolicy
 	ps := buf[:0]
 	for j := range items {
@@ -730,14 +735,17 @@ func (p *parser) ietfStructured(items, pols []sfItem, extras *[]Quota) Quota {
 	if extras != nil {
 		for i := range ps {
 			if i != pick && ps[i].statesQuota() {
-				addExtra(extras, p.policyQuota(&ps[i]))
+				var e Quota
+				p.policyQuota(&e, &ps[i])
+				addExtra(extras, e)
 			}
 		}
 	}
 	if pick < 0 {
-		return unknownQuota()
+		*q = unknownQuota()
+		return
 	}
-	return p.policyQuota(&ps[pick])
+	p.policyQuota(q, &ps[pick])
 }
 
 // An sfPolicy gathers what RateLimit and RateLimit-Policy say of one policy.
@@ -756,13 +764,12 @@ func (s *sfPolicy) statesQuota() bool {
 	return s.limit >= 0 || s.remaining >= 0 || s.reset >= 0 || s.window > 0
 }
 
-// policyQuota returns the Quota the policy describes.
-func (p *parser) policyQuota(s *sfPolicy) Quota {
-	q := Quota{Limit: s.limit, Remaining: s.remaining, Window: s.window, Policy: s.name}
+// policyQuota sets *q to the Quota the policy describes.
+func (p *parser) policyQuota(q *Quota, s *sfPolicy) {
+	*q = Quota{Limit: s.limit, Remaining: s.remaining, Window: s.window, Policy: s.name}
 	if s.reset >= 0 {
 		q.Reset = p.after(s.reset)
 	}
-	return q
 }
 
 // namedPolicy returns ps with a policy called name, added if it was not
