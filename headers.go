@@ -326,18 +326,18 @@ func (p *parser) dialect(d int, extras *[]Quota) Quota {
 func (p *parser) ietf(c *choice, extras *[]Quota) {
 	// Room for the usual few members; more go to the heap.
 	var polBuf, rlBuf [4]sfItem
-	pols, ok := sfListLines(p.v[fRLPolicy], polBuf[:0])
+	pols, ok := sfListLines(p.get(fRLPolicy), polBuf[:0])
 	if !ok {
 		pols = nil // RFC 9651 §4.2: a field that fails to parse is ignored
 	}
-	rl, rlOK := sfListLines(p.v[fRL], rlBuf[:0])
+	rl, rlOK := sfListLines(p.get(fRL), rlBuf[:0])
 	var dict []sfMember
 	if !rlOK {
 		rl = nil
 		// draft-ietf-httpapi-ratelimit-headers-07 §5 made RateLimit a
 		// Dictionary; a field that is no List may be one.
 		var dictBuf [4]sfMember
-		if d, ok := sfDictLines(p.v[fRL], dictBuf[:0]); ok {
+		if d, ok := sfDictLines(p.get(fRL), dictBuf[:0]); ok {
 			dict = d
 		}
 	}
@@ -470,7 +470,7 @@ func newParser(now time.Time) parser {
 func (p *parser) anchor() bool {
 	if p.dateState == 0 {
 		p.dateState = -1
-		for _, v := range p.v[fDate] {
+		for _, v := range p.get(fDate) {
 			t, ok := parseHTTPDate(trimOWS(v))
 			if !ok {
 				continue
@@ -626,11 +626,11 @@ func (p *parser) retryAfter() time.Duration {
 	if p.mask&maskRetry == 0 {
 		return 0
 	}
-	if d, ok := longestDelay(p.v[fRetryAfterMs], time.Millisecond); ok {
+	if d, ok := longestDelay(p.get(fRetryAfterMs), time.Millisecond); ok {
 		return d
 	}
 	var longest time.Duration
-	for _, vals := range [...][]string{p.v[fRetryAfter], p.v[fXRetryAfter]} {
+	for _, vals := range [...][]string{p.get(fRetryAfter), p.get(fXRetryAfter)} {
 		for e := (elems{vals: vals}); ; {
 			s, ok := e.next()
 			if !ok {
@@ -656,10 +656,10 @@ func (p *parser) retryAfter() time.Duration {
 
 // scope reads GitHub's X-RateLimit-Resource or Discord's X-RateLimit-Bucket.
 func (p *parser) scope() string {
-	if s := firstValue(p.v[fXResource]); s != "" {
+	if s := firstValue(p.get(fXResource)); s != "" {
 		return s
 	}
-	return firstValue(p.v[fXBucket])
+	return firstValue(p.get(fXBucket))
 }
 
 // quotaOf reads a limit, remaining, reset triple of plain headers.
@@ -822,10 +822,10 @@ func (p *parser) ietf07(dict []sfMember, pols []sfItem) Quota {
 // those fields or an integer policy.
 func (p *parser) ietf06(pols []sfItem, extras *[]Quota) Quota {
 	q := unknownQuota()
-	q.Limit, q.Window = limitList(p.v[fRLLimit], extras)
-	q.Remaining = leastCount(p.v[fRLRemaining])
-	r1, ok1 := p.latestReset(p.v[fRLReset])
-	r2, ok2 := p.latestReset(p.v[fRLResetTime])
+	q.Limit, q.Window = limitList(p.get(fRLLimit), extras)
+	q.Remaining = leastCount(p.get(fRLRemaining))
+	r1, ok1 := p.latestReset(p.get(fRLReset))
+	r2, ok2 := p.latestReset(p.get(fRLResetTime))
 	switch {
 	case ok1 && ok2:
 		q.Reset = laterOf(r1, r2)
@@ -834,7 +834,7 @@ func (p *parser) ietf06(pols []sfItem, extras *[]Quota) Quota {
 	case ok2:
 		q.Reset = r2
 	}
-	if obs := greatestCount(p.v[fRLObserved]); q.Remaining < 0 && q.Limit >= 0 && obs >= 0 {
+	if obs := greatestCount(p.get(fRLObserved)); q.Remaining < 0 && q.Limit >= 0 && obs >= 0 {
 		q.Remaining = max(q.Limit-obs, 0)
 	}
 	if q.Limit >= 0 && q.Window == 0 {
@@ -851,7 +851,7 @@ func (p *parser) ietf06(pols []sfItem, extras *[]Quota) Quota {
 		}
 	}
 	if q.statesQuota() {
-		q.Policy = firstValue(p.v[fRLName])
+		q.Policy = firstValue(p.get(fRLName))
 	}
 	return q
 }
@@ -895,7 +895,7 @@ func (p *parser) nameQuotas(extras *[]Quota) Quota {
 	if p.mask&maskNamed == 0 && len(p.named) == 0 {
 		return unknownQuota()
 	}
-	q := p.quotaOf(p.v[fReqLimit], p.v[fReqRemaining], p.v[fReqReset])
+	q := p.quotaOf(p.get(fReqLimit), p.get(fReqRemaining), p.get(fReqReset))
 	if q.statesQuota() {
 		q.Policy = "requests"
 	}
@@ -930,20 +930,20 @@ func (p *parser) hubspot(extras *[]Quota) Quota {
 		return unknownQuota()
 	}
 	interval := unknownQuota()
-	interval.Limit = leastCount(p.v[fHSMax])
-	interval.Remaining = leastCount(p.v[fHSRemaining])
+	interval.Limit = leastCount(p.get(fHSMax))
+	interval.Remaining = leastCount(p.get(fHSRemaining))
 	if interval.Limit >= 0 || interval.Remaining >= 0 {
-		interval.Window, _ = longestDelay(p.v[fHSInterval], time.Millisecond)
+		interval.Window, _ = longestDelay(p.get(fHSInterval), time.Millisecond)
 	}
 	secondly := unknownQuota()
-	secondly.Limit = leastCount(p.v[fHSSecondly])
-	secondly.Remaining = leastCount(p.v[fHSSecondlyRemaining])
+	secondly.Limit = leastCount(p.get(fHSSecondly))
+	secondly.Remaining = leastCount(p.get(fHSSecondlyRemaining))
 	if secondly.statesQuota() {
 		secondly.Window, secondly.Policy = time.Second, "secondly"
 	}
 	daily := unknownQuota()
-	daily.Limit = leastCount(p.v[fHSDaily])
-	daily.Remaining = leastCount(p.v[fHSDailyRemaining])
+	daily.Limit = leastCount(p.get(fHSDaily))
+	daily.Remaining = leastCount(p.get(fHSDailyRemaining))
 	if daily.statesQuota() {
 		daily.Window, daily.Policy = 24*time.Hour, "daily"
 	}
@@ -972,7 +972,7 @@ func (p *parser) shopify() Quota {
 		return unknownQuota()
 	}
 	q := unknownQuota()
-	for e := (elems{vals: p.v[fShopify]}); ; {
+	for e := (elems{vals: p.get(fShopify)}); ; {
 		s, ok := e.next()
 		if !ok {
 			break
@@ -993,7 +993,7 @@ func (p *parser) salesforce(extras *[]Quota) Quota {
 		return unknownQuota()
 	}
 	q := unknownQuota()
-	for e := (elems{vals: p.v[fSforce]}); ; {
+	for e := (elems{vals: p.get(fSforce)}); ; {
 		s, ok := e.next()
 		if !ok {
 			break
@@ -1047,14 +1047,14 @@ func (p *parser) xRateLimit() Quota {
 		return unknownQuota()
 	}
 	q := unknownQuota()
-	q.Limit, q.Window = limitList(p.v[fXLimit], nil)
-	q.Remaining = leastCount(p.v[fXRemaining])
-	if d, ok := longestDelay(p.v[fXResetAfter], time.Second); ok {
+	q.Limit, q.Window = limitList(p.get(fXLimit), nil)
+	q.Remaining = leastCount(p.get(fXRemaining))
+	if d, ok := longestDelay(p.get(fXResetAfter), time.Second); ok {
 		q.Reset = p.after(d)
-	} else if t, ok := p.latestReset(p.v[fXReset]); ok {
+	} else if t, ok := p.latestReset(p.get(fXReset)); ok {
 		q.Reset = t
 	}
-	used := greatestCount(p.v[fXUsed])
+	used := greatestCount(p.get(fXUsed))
 	switch {
 	case q.Limit < 0 && q.Remaining >= 0 && used >= 0:
 		// Reddit states what was used and what is left, not the limit,
@@ -1067,7 +1067,7 @@ func (p *parser) xRateLimit() Quota {
 		q.Remaining = max(q.Limit-used, 0)
 	}
 	if q.statesQuota() {
-		q.Policy = firstValue(p.v[fRLReason])
+		q.Policy = firstValue(p.get(fRLReason))
 	}
 	return q
 }
@@ -1081,9 +1081,9 @@ func (p *parser) xRateLimitDash() Quota {
 	if p.mask&maskXDash == 0 {
 		return unknownQuota()
 	}
-	q := p.quotaOf(p.v[fXDLimit], p.v[fXDRemaining], p.v[fXDReset])
+	q := p.quotaOf(p.get(fXDLimit), p.get(fXDRemaining), p.get(fXDReset))
 	if q.Limit < 0 {
-		q.Limit = leastCount(p.v[fZendeskLimit])
+		q.Limit = leastCount(p.get(fZendeskLimit))
 	}
 	return q
 }
@@ -1570,12 +1570,30 @@ const (
 )
 
 // fields holds a response's rate-limit header values, found in one pass over
-// the header map.
+// the header map. A response has few of them: they are kept in a small
+// array, in the order found, until there are more than it holds.
 type fields struct {
-	mask  uint64 // bit i set: v[i] holds values
-	v     [numFields][]string
-	named []namedField // quotas other than "requests", when collecting all
-	dup   bool         // a field was found under two spellings
+	mask  uint64               // bit i set: field i holds values
+	slot  [numFields]uint8     // 1 + where field i's values are in vals
+	vals  [maxSlots][]string   // the values of the fields, in the order found
+	all   *[numFields][]string // every field's values, by index, once vals is full
+	named []namedField         // quotas other than "requests", when collecting all
+	dup   bool                 // a field was found under two spellings
+}
+
+// maxSlots is how many fields a parser holds without allocating: a typical
+// response has up to eight.
+const maxSlots = 10
+
+// get returns the values of field i, nil if the response has none.
+func (f *fields) get(i int) []string {
+	if f.all != nil {
+		return f.all[i]
+	}
+	if k := f.slot[i]; k != 0 {
+		return f.vals[k-1]
+	}
+	return nil
 }
 
 type namedField struct {
@@ -1601,15 +1619,29 @@ func (f *fields) collect(h http.Header, all bool) {
 	}
 }
 
-// put records the values of header k.
+// put records the values of field i, found under header name k.
 func (f *fields) put(k string, i int, v []string) {
 	if f.mask&(1<<i) != 0 {
 		f.dup = true
-		f.v[i] = append(slices.Clip(f.v[i]), v...)
+		v = append(slices.Clip(f.get(i)), v...)
+	} else if n := bits.OnesCount64(f.mask); f.all == nil && n < maxSlots {
+		f.mask |= 1 << i
+		f.slot[i] = uint8(n + 1)
+		f.vals[n] = v
 		return
+	} else if f.all == nil {
+		all := new([numFields][]string)
+		for j := range all {
+			all[j] = f.get(j)
+		}
+		f.all = all
 	}
 	f.mask |= 1 << i
-	f.v[i] = v
+	if f.all != nil {
+		f.all[i] = v
+	} else {
+		f.vals[f.slot[i]-1] = v
+	}
 }
 
 // eqFold reports whether s equals lower, a lower-case ASCII name, without

@@ -852,7 +852,7 @@ func TestFieldsCollect(t *testing.T) {
 		var f fields
 		f.collect(h, false)
 		for i := range numFields {
-			require.Equal(t, want[i], f.v[i], "field %d (%s) of %d", i, fieldHeaders[i], n)
+			require.Equal(t, want[i], f.get(i), "field %d (%s) of %d", i, fieldHeaders[i], n)
 		}
 		require.False(t, f.dup)
 	}
@@ -863,6 +863,6 @@ func TestFieldsCollect(t *testing.T) {
 	}
 	var f fields
 	f.collect(h, false)
-	require.Equal(t, []string{"a", "b"}, f.v[fDate])
-	require.Equal(t, []string{"x"}, f.v[numFields-1])
+	require.Equal(t, []string{"a", "b"}, f.get(fDate))
+	require.Equal(t, []string{"x"}, f.get(numFields-1))
 }
