@@ -335,8 +335,13 @@ func (b *Bucket) own() float64 { return b.ownAt(b.now()) }
 // Another caller may have taken a later reading and the lock first: the
 // time the state sees never goes back.
 func (b *Bucket) ownAt(now float64) float64 {
-	if w := b.fast.Swap(slowPath); w != slowPath {
-		b.tat = math.Float64frombits(w)
+	// Only lock-free admissions change fast, and only from a value other
+	// than slowPath: if it holds slowPath, the mutex owns the state already
+	// and the swap (a locked instruction) is not needed.
+	if b.fast.Load() != slowPath {
+		if w := b.fast.Swap(slowPath); w != slowPath {
+			b.tat = math.Float64frombits(w)
+		}
 	}
 	now = max(now, b.clock)
 	b.clock = now

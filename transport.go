@@ -78,6 +78,7 @@ type Transport struct {
 	routes  map[routeID]*routeHit // what each route resolved to: reused while gen holds, cleared by sweeps
 	scoped  atomic.Bool           // scopes has had an entry: admissions re-check their bucket
 	swept   float64               // when idle buckets were last swept, on the buckets' clock
+	touch   float64               // how stale a bucket's last use may be recorded: set with epoch
 
 	// The lock-free lookup: a request for the route of the latest lookup
 	// takes its bucket without the mutex, while gen is unchanged and no
@@ -242,7 +243,12 @@ func (t *Transport) bucket(route routeID) (bucketID, *Bucket, float64) {
 	// t.epoch was set before any routeHit was published.
 	if h := t.last.Load(); h != nil && h.route == route && h.gen == t.gen.Load() {
 		if now := float64(time.Since(t.epoch)); now < math.Float64frombits(t.sweepAt.Load()) {
-			h.e.used.Store(math.Float64bits(now))
+			// A use is recorded when the last one recorded is older
+			// than t.touch, a small part of the idle timeout: a store
+			// per request would be a locked instruction per request.
+			if now-math.Float64frombits(h.e.used.Load()) >= t.touch {
+				h.e.used.Store(math.Float64bits(now))
+			}
 			// A sweep bumps gen before it reads used: either it sees
 			// this use, or this sees its gen and takes the lock.
 			if h.gen == t.gen.Load() {
@@ -297,6 +303,7 @@ func (t *Transport) tickLocked() float64 {
 	if t.buckets == nil {
 		t.buckets = make(map[bucketID]*entry)
 		t.epoch = time.Now()
+		t.touch = float64(min(time.Second, idle/8))
 		t.sweepAt.Store(math.Float64bits(float64(idle / 2)))
 	}
 	now := float64(time.Since(t.epoch))
