@@ -577,8 +577,14 @@ func (p *parser) latestReset(vals []string) (time.Time, bool) {
 	if len(vals) == 0 {
 		return time.Time{}, false
 	}
-	if len(vals) == 1 && strings.IndexByte(vals[0], ',') < 0 { // the usual case
-		return p.resetAt(trimOWS(vals[0]))
+	if len(vals) == 1 {
+		s := trimOWS(vals[0])
+		if ip, ns, ok := parseDecimal(s); ok { // the usual case: a number
+			return p.resetNumber(ip, ns)
+		}
+		if strings.IndexByte(s, ',') < 0 {
+			return p.resetAt(s)
+		}
 	}
 	var latest time.Time
 	found := false
@@ -1094,6 +1100,11 @@ func (p *parser) xRateLimitDash() Quota {
 // the window is that of the first item with the same quota and a w
 // parameter. With extras, the other windowed items are appended as quotas.
 func limitList(vals []string, extras *[]Quota) (float64, time.Duration) {
+	if len(vals) == 1 {
+		if v, ok := parseCount(trimOWS(vals[0])); ok { // the usual case
+			return v, 0
+		}
+	}
 	if len(vals) == 1 && strings.IndexByte(vals[0], ';') < 0 {
 		if v, ok := singleCount(vals); ok { // the usual case
 			return v, 0
@@ -1161,11 +1172,15 @@ func limitItem(s string) (v float64, w time.Duration, params, ok bool) {
 // singleCount reads the usual case of a count header, a single value with no
 // list: its count, or -1. It reports false for any other case.
 func singleCount(vals []string) (float64, bool) {
-	if len(vals) != 1 || strings.IndexByte(vals[0], ',') >= 0 {
+	if len(vals) != 1 {
 		return 0, false
 	}
-	if v, ok := parseCount(trimOWS(vals[0])); ok {
-		return v, true
+	s := trimOWS(vals[0])
+	if v, ok := parseCount(s); ok {
+		return v, true // a number has no comma: no need to look for one first
+	}
+	if strings.IndexByte(s, ',') >= 0 {
+		return 0, false
 	}
 	return notStated, true
 }
@@ -1575,6 +1590,7 @@ const (
 type fields struct {
 	mask  uint64               // bit i set: field i holds values
 	slot  [numFields]uint8     // 1 + where field i's values are in vals
+	used  int                  // slots of vals in use
 	vals  [maxSlots][]string   // the values of the fields, in the order found
 	all   *[numFields][]string // every field's values, by index, once vals is full
 	named []namedField         // quotas other than "requests", when collecting all
@@ -1624,10 +1640,11 @@ func (f *fields) put(k string, i int, v []string) {
 	if f.mask&(1<<i) != 0 {
 		f.dup = true
 		v = append(slices.Clip(f.get(i)), v...)
-	} else if n := bits.OnesCount64(f.mask); f.all == nil && n < maxSlots {
+	} else if n := f.used; n < len(f.vals) {
 		f.mask |= 1 << i
 		f.slot[i] = uint8(n + 1)
 		f.vals[n] = v
+		f.used++
 		return
 	} else if f.all == nil {
 		all := new([numFields][]string)
