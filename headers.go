@@ -471,14 +471,19 @@ func (p *parser) anchor() bool {
 	if p.dateState == 0 {
 		p.dateState = -1
 		for _, v := range p.get(fDate) {
-			t, ok := parseHTTPDate(trimOWS(v))
+			v = trimOWS(v)
+			date, ok := imfUnix(v) // the format servers send
 			if !ok {
-				continue
+				var t time.Time
+				if t, ok = parseHTTPDate(v); !ok {
+					continue
+				}
+				date = t.Unix()
 			}
 			const saneSec = int64(dateSanity / time.Second)
-			if ds := t.Unix() - p.nowSec; ds > -saneSec-1 && ds < saneSec+1 {
+			if ds := date - p.nowSec; ds > -saneSec-1 && ds < saneSec+1 {
 				if d := time.Duration(ds)*time.Second - time.Duration(p.nowNsec); d > -dateSanity && d < dateSanity {
-					p.dateSec, p.dateState = t.Unix(), 1
+					p.dateSec, p.dateState = date, 1
 				}
 			}
 			break
@@ -1291,6 +1296,7 @@ func scaleDuration(ip uint64, ns int64, unit time.Duration) (time.Duration, bool
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
 func isAlpha(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
 
 // parseGoDuration reads a reset in time.Duration syntax as OpenAI sends it
@@ -1358,38 +1364,46 @@ func parseHTTPDate(s string) (time.Time, bool) {
 }
 
 func monthIndex(s string) int {
-	switch s {
-	case "Jan":
+	if len(s) != 3 {
+		return -1
+	}
+	switch uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 {
+	case 'J' | 'a'<<8 | 'n'<<16:
 		return 0
-	case "Feb":
+	case 'F' | 'e'<<8 | 'b'<<16:
 		return 1
-	case "Mar":
+	case 'M' | 'a'<<8 | 'r'<<16:
 		return 2
-	case "Apr":
+	case 'A' | 'p'<<8 | 'r'<<16:
 		return 3
-	case "May":
+	case 'M' | 'a'<<8 | 'y'<<16:
 		return 4
-	case "Jun":
+	case 'J' | 'u'<<8 | 'n'<<16:
 		return 5
-	case "Jul":
+	case 'J' | 'u'<<8 | 'l'<<16:
 		return 6
-	case "Aug":
+	case 'A' | 'u'<<8 | 'g'<<16:
 		return 7
-	case "Sep":
+	case 'S' | 'e'<<8 | 'p'<<16:
 		return 8
-	case "Oct":
+	case 'O' | 'c'<<8 | 't'<<16:
 		return 9
-	case "Nov":
+	case 'N' | 'o'<<8 | 'v'<<16:
 		return 10
-	case "Dec":
+	case 'D' | 'e'<<8 | 'c'<<16:
 		return 11
 	}
 	return -1
 }
 
 func isDayAbbrev(s string) bool {
-	switch s {
-	case "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun":
+	if len(s) != 3 {
+		return false
+	}
+	switch uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 {
+	case 'M' | 'o'<<8 | 'n'<<16, 'T' | 'u'<<8 | 'e'<<16, 'W' | 'e'<<8 | 'd'<<16,
+		'T' | 'h'<<8 | 'u'<<16, 'F' | 'r'<<8 | 'i'<<16, 'S' | 'a'<<8 | 't'<<16,
+		'S' | 'u'<<8 | 'n'<<16:
 		return true
 	}
 	return false
@@ -1397,25 +1411,43 @@ func isDayAbbrev(s string) bool {
 
 // parseIMFFixdate parses "Sun, 06 Nov 1994 08:49:37 GMT" exactly.
 func parseIMFFixdate(s string) (time.Time, bool) {
+	sec, ok := imfUnix(s)
+	if !ok {
+		return time.Time{}, false
+	}
+	return time.Unix(sec, 0).UTC(), true
+}
+
+// imfUnix reads an IMF-fixdate as Unix seconds. A leap second (:60, which
+// RFC 9110 §5.6.7 allows) reads as the second after.
+func imfUnix(s string) (int64, bool) {
 	if len(s) != 29 || s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' ||
 		s[16] != ' ' || s[19] != ':' || s[22] != ':' || s[25:] != " GMT" ||
 		!isDayAbbrev(s[:3]) {
-		return time.Time{}, false
+		return 0, false
 	}
 	m := monthIndex(s[8:11])
-	day, ok1 := digits(s[5:7])
-	year, ok2 := digits(s[12:16])
-	hour, ok3 := digits(s[17:19])
-	minute, ok4 := digits(s[20:22])
-	sec, ok5 := digits(s[23:25])
-	if m < 0 || !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || hour > 23 || minute > 59 || sec > 60 {
-		return time.Time{}, false
+	day, c, yl := twoDigits(s, 5), twoDigits(s, 12), twoDigits(s, 14)
+	hour, minute, sec := twoDigits(s, 17), twoDigits(s, 20), twoDigits(s, 23)
+	if m < 0 || day < 0 || c < 0 || yl < 0 || hour < 0 || minute < 0 || sec < 0 ||
+		hour > 23 || minute > 59 || sec > 60 {
+		return 0, false
 	}
+	year := c*100 + yl
 	if day < 1 || day > daysIn(m+1, year) {
-		return time.Time{}, false // 31 Feb
+		return 0, false // 31 Feb
 	}
-	unix := daysSinceEpoch(year, m+1, day)*86400 + int64(hour*3600+minute*60+sec)
-	return time.Unix(unix, 0).UTC(), true
+	return daysSinceEpoch(year, m+1, day)*86400 + int64(hour*3600+minute*60+sec), true
+}
+
+// twoDigits returns the number s[i:i+2] spells, or -1 if it is not two
+// ASCII digits.
+func twoDigits(s string, i int) int {
+	a, b := int(s[i])-'0', int(s[i+1])-'0'
+	if uint(a) > 9 || uint(b) > 9 {
+		return -1
+	}
+	return a*10 + b
 }
 
 // daysSinceEpoch returns the number of days from 1970-01-01 to the given
@@ -1448,17 +1480,6 @@ func daysIn(month, year int) int {
 		return 30
 	}
 	return 31
-}
-
-func digits(s string) (int, bool) {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if !isDigit(s[i]) {
-			return 0, false
-		}
-		n = n*10 + int(s[i]-'0')
-	}
-	return n, true
 }
 
 // trimOWS removes optional whitespace (RFC 9110 §5.6.3) around s.
