@@ -1706,11 +1706,13 @@ func (f *fields) add(k string, v []string, all bool) {
 	}
 	switch k[0] | 0x20 {
 	case 'd':
-		if eqFold(k, "date") {
+		if k == "Date" || eqFold(k, "date") { // net/http's spelling first
 			f.put(k, fDate, v)
 		}
 	case 'r':
 		switch {
+		case strings.HasPrefix(k, "Ratelimit"): // net/http's spelling first
+			f.addIETF(k, k[len("ratelimit"):], v)
 		case eqFold(k, "retry-after"):
 			f.put(k, fRetryAfter, v)
 		case eqFold(k, "retry-after-ms"):
@@ -1760,7 +1762,7 @@ func (f *fields) addIETF(k, rest string, v []string) {
 	switch {
 	case rest == "":
 		i = fRL
-	case eqFold(rest, "-policy"):
+	case rest == "-Policy" || eqFold(rest, "-policy"): // net/http's spelling first
 		i = fRLPolicy
 	case eqFold(rest, "-limit"):
 		i = fRLLimit
@@ -1793,6 +1795,29 @@ type fieldName struct {
 // of its name: its length and a letter pick the one name to compare.
 func xField(rest string) (int, bool) {
 	var x fieldName
+	switch len(rest) {
+	// net/http's canonical spellings first: comparisons with constants
+	// compile to a few word compares.
+	case 4:
+		if rest == "Used" {
+			return fXUsed, true
+		}
+	case 5:
+		if rest == "Limit" {
+			return fXLimit, true
+		}
+		if rest == "Reset" {
+			return fXReset, true
+		}
+	case 8:
+		if rest == "Resource" {
+			return fXResource, true
+		}
+	case 9:
+		if rest == "Remaining" {
+			return fXRemaining, true
+		}
+	}
 	switch len(rest) {
 	case 4:
 		x = fieldName{"used", fXUsed}
