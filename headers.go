@@ -1251,14 +1251,15 @@ func firstValue(vals []string) string {
 // optional fraction, at most 18 integer digits. It returns the integer part
 // and the fraction in nanoseconds (digits past the ninth are ignored).
 func parseDecimal(s string) (ip uint64, ns int64, ok bool) {
-	i := 0
-	for ; i < len(s) && isDigit(s[i]); i++ {
-		if i == 18 {
-			return 0, 0, false
+	i, end := 0, min(len(s), 19)
+	for ; i < end; i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			break
 		}
-		ip = ip*10 + uint64(s[i]-'0')
+		ip = ip*10 + uint64(d)
 	}
-	if i == 0 {
+	if i == 0 || i == 19 { // no digits, or more than 18
 		return 0, 0, false
 	}
 	if i == len(s) {
@@ -2275,11 +2276,14 @@ func (p *sfParser) number() (sfBare, bool) {
 		p.i++
 	}
 	s, start := p.s, p.i
-	i := start
+	i, end := start, min(len(s), start+16)
 	var n int64
-	for i < len(s) && isDigit(s[i]) && i-start < 16 {
-		n = n*10 + int64(s[i]-'0')
-		i++
+	for ; i < end; i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			break
+		}
+		n = n*10 + int64(d)
 	}
 	digitsRead := i - start
 	p.i = i
