@@ -2220,7 +2220,7 @@ func (p *sfParser) key() (string, bool) {
 	return s[start:i], true
 }
 
-// sfChars classifies the bytes of keys and tokens.
+// sfChars classifies the bytes of keys, tokens and strings.
 var sfChars = func() (t [256]uint8) {
 	for c := range 256 {
 		if 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || strings.IndexByte("_-.*", byte(c)) >= 0 {
@@ -2229,13 +2229,17 @@ var sfChars = func() (t [256]uint8) {
 		if 'a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~:/", byte(c)) >= 0 {
 			t[c] |= sfTokenChar
 		}
+		if 0x20 <= c && c <= 0x7e && c != '"' && c != '\\' {
+			t[c] |= sfStringChar
+		}
 	}
 	return t
 }()
 
 const (
-	sfKeyChar   = 1 << iota // lcalpha, DIGIT, "_", "-", ".", "*" (§3.1.2)
-	sfTokenChar             // tchar, ":" and "/" (§3.3.4)
+	sfKeyChar    = 1 << iota // lcalpha, DIGIT, "_", "-", ".", "*" (§3.1.2)
+	sfTokenChar              // tchar, ":" and "/" (§3.3.4)
+	sfStringChar             // unescaped in a String: printable ASCII but DQUOTE and "\\" (§3.3.3)
 )
 
 // bare parses a Bare Item (§4.2.3.1).
@@ -2322,7 +2326,11 @@ func (p *sfParser) string() (sfBare, bool) {
 	start := p.i + 1
 	esc := false
 	for i := start; i < len(s); i++ {
-		switch c := s[i]; {
+		c := s[i]
+		if sfChars[c]&sfStringChar != 0 {
+			continue // the usual case, one lookup a byte
+		}
+		switch {
 		case c == '"':
 			p.i = i + 1
 			return sfBare{kind: sfString, str: s[start:i], esc: esc}, true
