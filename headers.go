@@ -324,13 +324,16 @@ func (p *parser) dialect(d int, extras *[]Quota) Quota {
 // of drafts up to 06, in that order of precedence. With extras, it appends
 // the policies the preferred reading does not describe.
 func (p *parser) ietf(c *choice, extras *[]Quota) {
-	// Room for the usual few members; more go to the heap.
-	var polBuf, rlBuf [4]sfItem
-	pols, ok := sfListLines(p.get(fRLPolicy), polBuf[:0])
+	// Room for the usual few members of both fields; more go to the heap.
+	// RateLimit's members follow RateLimit-Policy's in buf, while there is
+	// room: pols is in buf as long as it is no longer than buf.
+	var buf [4]sfItem
+	pols, ok := sfListLines(p.get(fRLPolicy), buf[:0])
 	if !ok {
 		pols = nil // RFC 9651 §4.2: a field that fails to parse is ignored
 	}
-	rl, rlOK := sfListLines(p.get(fRL), rlBuf[:0])
+	free := min(len(pols), len(buf))
+	rl, rlOK := sfListLines(p.get(fRL), buf[free:free])
 	var dict []sfMember
 	if !rlOK {
 		rl = nil
