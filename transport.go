@@ -15,6 +15,9 @@ const (
 	// DefaultIdleTimeout is how long a Transport keeps the bucket of a key
 	// that sees no requests when Transport.IdleTimeout is zero.
 	DefaultIdleTimeout = 10 * time.Minute
+	// wallResync is how long a Transport advances its last reading of the
+	// wall clock by the monotonic clock before it reads the wall clock again.
+	wallResync = 100 * time.Millisecond
 	// maxDrain is how much of a discarded response body a retry reads so that
 	// the connection can be reused.
 	maxDrain = 64 << 10
@@ -84,8 +87,9 @@ type Transport struct {
 	// takes its bucket without the mutex, while gen is unchanged and no
 	// sweep is due.
 	last    atomic.Pointer[routeHit]
-	gen     atomic.Uint64 // bumped when a route's bucket may change: a scope named, a bucket dropped
-	sweepAt atomic.Uint64 // float64 bits: when the next sweep is due, on the buckets' clock
+	mark    atomic.Pointer[wallMark] // the latest reading of the wall clock; see arrival
+	gen     atomic.Uint64            // bumped when a route's bucket may change: a scope named, a bucket dropped
+	sweepAt atomic.Uint64            // float64 bits: when the next sweep is due, on the buckets' clock
 }
 
 // A bucketID names a Transport's bucket: a key, and the scope the server
@@ -118,8 +122,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base().RoundTrip(req)
 	}
 	route := routeOf(key, req)
-	// On the first attempt the clock is read twice: at the lookup, a
-	// reading that also serves the admission, and when the answer arrives.
+	// On the first attempt the monotonic clock is read twice: at the
+	// lookup, a reading that also serves the admission, and when the answer
+	// arrives (see arrival for the wall clock).
 	id, b, now := t.bucket(route)
 	f, err := b.beginAt(req.Context(), now)
 	// A request admitted by the host's bucket while the first answer
@@ -144,16 +149,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			f.Done(nil)
 			return nil, err
 		}
-		arrived := time.Now()
+		arrived, at := t.arrival()
 		q := ParseHeaders(resp.Header, arrived)
 		if q.Scope != "" && q.Scope != id.scope {
 			// The server says this request counts against another scope:
 			// from now on its route uses that scope's bucket.
 			f.Done(nil)
 			id, b = t.setScope(route, q.Scope)
-			b.observe(resp.StatusCode, q, math.NaN(), false, b.at(arrived))
+			b.observe(resp.StatusCode, q, math.NaN(), false, at)
 		} else {
-			f.doneAt(resp.StatusCode, q, b.at(arrived))
+			f.doneAt(resp.StatusCode, q, at)
 		}
 		if attempt >= t.Retries || !limited(resp.StatusCode, q) {
 			return resp, nil
@@ -271,6 +276,30 @@ func (t *Transport) bucket(route routeID) (bucketID, *Bucket, float64) {
 	}
 	t.last.Store(h)
 	return id, e.b, now
+}
+
+// A wallMark is a reading of the wall clock and the same instant on the
+// buckets' clock.
+type wallMark struct {
+	at   float64   // on the buckets' clock
+	wall time.Time // time.Now() then, monotonic reading included
+}
+
+// arrival returns the time now, as a time.Time and on the buckets' clock.
+// Reading the monotonic clock alone costs half as much as reading both
+// clocks, so the wall clock is read afresh at most every wallResync and in
+// between advanced by the monotonic clock. A step of the system clock (not
+// its slewing) is thus seen up to wallResync late; the monotonic reading,
+// which the buckets use, is always exact. t.epoch must be set.
+func (t *Transport) arrival() (time.Time, float64) {
+	now := float64(time.Since(t.epoch))
+	if m := t.mark.Load(); m != nil && now >= m.at && now-m.at < float64(wallResync) {
+		return m.wall.Add(time.Duration(now - m.at)), now
+	}
+	w := time.Now()
+	at := float64(w.Sub(t.epoch))
+	t.mark.Store(&wallMark{at, w})
+	return w, at
 }
 
 // setScope records that route belongs to scope and returns its bucket.

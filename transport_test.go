@@ -346,6 +346,37 @@ func TestTransportLookupCache(t *testing.T) {
 	})
 }
 
+// TestTransportArrival checks the arrival clock: the wall clock advanced by
+// the monotonic clock, read afresh every wallResync.
+func TestTransportArrival(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return newResponse(r, 200, http.Header{}, ""), nil
+		})}
+		req, _ := http.NewRequest("GET", "http://api.test/x", nil)
+		resp, err := tr.RoundTrip(req) // starts the clock
+		require.NoError(t, err)
+		resp.Body.Close()
+
+		time.Sleep(time.Second)
+		w1, at1 := tr.arrival()
+		mark := tr.mark.Load()
+		assert.True(t, w1.Equal(time.Now()), "a fresh reading after %v", time.Second)
+		assert.Equal(t, float64(w1.Sub(tr.epoch)), at1)
+
+		time.Sleep(wallResync / 2)
+		w2, at2 := tr.arrival()
+		assert.Same(t, mark, tr.mark.Load(), "within wallResync the wall clock is not read")
+		assert.True(t, w2.Equal(time.Now()), "%v advanced by the monotonic clock, want %v", w2, time.Now())
+		assert.Equal(t, float64(wallResync/2), at2-at1)
+
+		time.Sleep(wallResync)
+		w3, _ := tr.arrival()
+		assert.NotSame(t, mark, tr.mark.Load(), "after wallResync the wall clock is read again")
+		assert.True(t, w3.Equal(time.Now()))
+	})
+}
+
 func TestTransportEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
