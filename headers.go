@@ -223,8 +223,12 @@ func (p *parser) run(primary *Quota, extras *[]Quota) []Quota {
 		q := p.dialect(bits.TrailingZeros(ds), extras)
 		c.add(&q)
 	}
-	primary.RetryAfter = p.retryAfter()
-	primary.Scope = p.scope()
+	if p.mask&maskRetry != 0 {
+		primary.RetryAfter = p.retryAfter()
+	}
+	if p.mask&maskScope != 0 {
+		primary.Scope = p.scope()
+	}
 	p.sanitize(primary)
 	return others
 }
@@ -334,39 +338,45 @@ func (p *parser) ietf(c *choice, extras *[]Quota) {
 	}
 	free := min(len(pols), len(buf))
 	rl, rlOK := sfListLines(p.get(fRL), buf[free:free])
-	var dict []sfMember
 	if !rlOK {
 		rl = nil
-		// draft-ietf-httpapi-ratelimit-headers-07 §5 made RateLimit a
-		// Dictionary; a field that is no List may be one.
-		var dictBuf [4]sfMember
-		if d, ok := sfDictLines(p.get(fRL), dictBuf[:0]); ok {
-			dict = d
-		}
 	}
-	// The readings in their order of precedence; the drafts before 08 are
-	// read only when their fields are there.
 	var chosen Quota
 	p.ietfStructured(&chosen, rl, pols, extras)
 	c.add(&chosen)
-	if len(dict) > 0 {
-		q := p.ietf07(dict, pols)
-		c.add(&q)
-		if !chosen.statesQuota() {
-			chosen = q
+	if !rlOK || extras != nil || p.mask&(maskIETF&^(1<<fRLPolicy)) != 0 || hasIntegerItem(pols) {
+		p.ietfDrafts(c, &chosen, pols, !rlOK, extras)
+	}
+}
+
+// ietfDrafts reads the IETF drafts before 08 into c, after the structured
+// fields (chosen): the dictionary of draft 07 when RateLimit is no List
+// (dict), the fields of drafts up to 06, and with extras the integer
+// policies the chosen reading does not describe.
+func (p *parser) ietfDrafts(c *choice, chosen *Quota, pols []sfItem, dict bool, extras *[]Quota) {
+	if dict {
+		// draft-ietf-httpapi-ratelimit-headers-07 §5 made RateLimit a
+		// Dictionary; a field that is no List may be one.
+		var dictBuf [4]sfMember
+		if d, ok := sfDictLines(p.get(fRL), dictBuf[:0]); ok && len(d) > 0 {
+			q := p.ietf07(d, pols)
+			c.add(&q)
+			if !chosen.statesQuota() {
+				*chosen = q
+			}
 		}
 	}
 	if p.mask&(maskIETF&^(1<<fRLPolicy)) != 0 || hasIntegerItem(pols) {
 		q := p.ietf06(pols, extras)
 		c.add(&q)
 		if !chosen.statesQuota() {
-			chosen = q
+			*chosen = q
 		}
 	}
 	if extras != nil {
 		// The integer policies of drafts up to 07 other than the chosen one.
 		if !chosen.statesQuota() {
-			chosen = unknownQuota()
+			*chosen = unknownQuota()
 		}
 		for i := range pols {
 			it := &pols[i]
@@ -637,9 +647,6 @@ func longestDelay(vals []string, unit time.Duration) (time.Duration, bool) {
 // retryAfter reads Retry-After (RFC 9110 §10.2.3), X-RateLimit-Retry-After
 // (MailerLite) and retry-after-ms (OpenAI, Azure OpenAI).
 func (p *parser) retryAfter() time.Duration {
-	if p.mask&maskRetry == 0 {
-		return 0
-	}
 	if d, ok := longestDelay(p.get(fRetryAfterMs), time.Millisecond); ok {
 		return d
 	}
@@ -693,6 +700,19 @@ func (p *parser) quotaOf(limit, remaining, reset []string) Quota {
 // parameters q (quota), w (window seconds), qu (quota unit), r (remaining)
 // and t (seconds until the window resets). Unknown parameters are ignored.
 func (p *parser) ietfStructured(q *Quota, items, pols []sfItem, extras *[]Quota) {
+	if extras == nil && len(items) == 1 && len(pols) == 1 &&
+		items[0].bare.kind == sfString && !items[0].bare.esc && items[0].bare == pols[0].bare {
+		// The usual response: one policy, named in both fields.
+		s := newPolicy(items[0].bare.str)
+		s.fromRateLimit(&items[0])
+		s.fromPolicy(&pols[0])
+		if s.requests && s.statesQuota() {
+			p.policyQuota(q, &s)
+		} else {
+			*q = unknownQuota()
+		}
+		return
+	}
 	var buf [4]sfPolicy
 	ps := buf[:0]
 	for j := range items {
@@ -703,13 +723,7 @@ func (p *parser) ietfStructured(q *Quota, items, pols []sfItem, extras *[]Quota)
 		}
 		var s *sfPolicy
 		ps, s = namedPolicy(ps, name)
-		s.live = true
-		if r, ok := it.params.r.count(); ok && it.params.r.kind == sfInteger {
-			s.remaining = leastStated(s.remaining, r)
-		}
-		if t, ok := it.params.t.seconds(); ok {
-			s.reset = max(s.reset, t) // the latest reset
-		}
+		s.fromRateLimit(it)
 	}
 	for j := range pols {
 		it := &pols[j]
@@ -719,16 +733,7 @@ func (p *parser) ietfStructured(q *Quota, items, pols []sfItem, extras *[]Quota)
 		}
 		var s *sfPolicy
 		ps, s = namedPolicy(ps, name)
-		if q, ok := it.params.q.count(); ok && it.params.q.kind == sfInteger {
-			s.limit = leastStated(s.limit, q)
-		}
-		if w, ok := it.window(); ok && s.window == 0 {
-			s.window = w
-		}
-		// §3.1.2: the default quota unit is "requests".
-		if u := it.params.qu; u != quNone {
-			s.requests = u == quRequests
-		}
+		s.fromPolicy(it)
 	}
 	// The request policy named in RateLimit with the least remaining; else
 	// the first such policy that states anything; else (RateLimit-Policy
@@ -773,6 +778,35 @@ type sfPolicy struct {
 	requests  bool // counts requests (qu absent or "requests")
 }
 
+func newPolicy(name string) sfPolicy {
+	return sfPolicy{name: name, limit: notStated, remaining: notStated, reset: -1, requests: true}
+}
+
+// fromRateLimit applies a member of the RateLimit field to its policy.
+func (s *sfPolicy) fromRateLimit(it *sfItem) {
+	s.live = true
+	if r, ok := it.params.r.count(); ok && it.params.r.kind == sfInteger {
+		s.remaining = leastStated(s.remaining, r)
+	}
+	if t, ok := it.params.t.seconds(); ok {
+		s.reset = max(s.reset, t) // the latest reset
+	}
+}
+
+// fromPolicy applies a member of the RateLimit-Policy field to its policy.
+func (s *sfPolicy) fromPolicy(it *sfItem) {
+	if q, ok := it.params.q.count(); ok && it.params.q.kind == sfInteger {
+		s.limit = leastStated(s.limit, q)
+	}
+	if w, ok := it.window(); ok && s.window == 0 {
+		s.window = w
+	}
+	// §3.1.2: the default quota unit is "requests".
+	if u := it.params.qu; u != quNone {
+		s.requests = u == quRequests
+	}
+}
+
 // statesQuota is Quota.statesQuota for the policy.
 func (s *sfPolicy) statesQuota() bool {
 	return s.limit >= 0 || s.remaining >= 0 || s.reset >= 0 || s.window > 0
@@ -794,7 +828,7 @@ func namedPolicy(ps []sfPolicy, name string) ([]sfPolicy, *sfPolicy) {
 			return ps, &ps[i]
 		}
 	}
-	ps = append(ps, sfPolicy{name: name, limit: notStated, remaining: notStated, reset: -1, requests: true})
+	ps = append(ps, newPolicy(name))
 	return ps, &ps[len(ps)-1]
 }
 
@@ -1596,6 +1630,7 @@ var _ = [64 - numFields]struct{}{} // fields.mask has a bit for every field
 // Which fields each dialect reads, to skip the absent ones at no cost.
 const (
 	maskRetry = 1<<fRetryAfter | 1<<fRetryAfterMs | 1<<fXRetryAfter
+	maskScope = 1<<fXResource | 1<<fXBucket
 	maskIETF  = 1<<fRLLimit | 1<<fRLRemaining | 1<<fRLReset | 1<<fRLResetTime | 1<<fRLObserved | 1<<fRLPolicy
 	maskNamed = 1<<fReqLimit | 1<<fReqRemaining | 1<<fReqReset
 	maskHubSp = 1<<fHSDaily | 1<<fHSDailyRemaining | 1<<fHSMax | 1<<fHSRemaining | 1<<fHSSecondly | 1<<fHSSecondlyRemaining
