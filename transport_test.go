@@ -346,6 +346,44 @@ func TestTransportLookupCache(t *testing.T) {
 	})
 }
 
+// TestTransportRescope: a request that waited in the host's bucket while
+// the first answer named the route's scope is counted by the scope's bucket
+// when it is sent, not by the host's.
+func TestTransportRescope(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var calls atomic.Int32
+		tr := &Transport{
+			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if calls.Add(1) == 1 {
+					<-release // the first answer comes once the second request waits
+				}
+				h := http.Header{}
+				h.Set("X-RateLimit-Resource", "core")
+				return newResponse(r, 200, h, ""), nil
+			}),
+			Config: Config{Limit: 1, Burst: 1},
+		}
+		get := func() {
+			req, _ := http.NewRequest("GET", "http://api.test/repos/x", nil)
+			resp, err := tr.RoundTrip(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+		}
+		var wg sync.WaitGroup
+		wg.Go(get) // takes the host's only token, then waits for its answer
+		synctest.Wait()
+		wg.Go(get) // waits a second for the host's next token
+		synctest.Wait()
+		close(release) // the first answer names the scope "core"
+		wg.Wait()
+		keys := tr.Stats().Keys
+		assert.Equal(t, uint64(1), keys["api.test#core"].Admitted, "the second request moved to the scope's bucket")
+		assert.Zero(t, keys["api.test#core"].InFlight)
+		assert.Equal(t, int32(2), calls.Load())
+	})
+}
+
 // TestTransportArrival checks the arrival clock: the wall clock advanced by
 // the monotonic clock, read afresh every wallResync.
 func TestTransportArrival(t *testing.T) {
