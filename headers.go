@@ -1102,22 +1102,31 @@ func (p *parser) xRateLimit() Quota {
 	} else if t, ok := p.latestReset(p.get(fXReset)); ok {
 		q.Reset = t
 	}
+	if (q.Limit < 0) != (q.Remaining < 0) && p.mask&(1<<fXUsed) != 0 {
+		p.xUsed(&q)
+	}
+	if p.mask&(1<<fRLReason) != 0 && q.statesQuota() {
+		q.Policy = firstValue(p.get(fRLReason))
+	}
+	return q
+}
+
+// xUsed completes from X-RateLimit-Used a quota that states only one of
+// its limit and remaining count.
+func (p *parser) xUsed(q *Quota) {
 	used := greatestCount(p.get(fXUsed))
 	switch {
-	case q.Limit < 0 && q.Remaining >= 0 && used >= 0:
+	case used < 0:
+	case q.Limit < 0:
 		// Reddit states what was used and what is left, not the limit,
 		// over a 10-minute window.
 		q.Limit = used + q.Remaining
 		if !q.Reset.IsZero() && q.Reset.Sub(p.now) <= redditWindow {
 			q.Window = redditWindow
 		}
-	case q.Remaining < 0 && q.Limit >= 0 && used >= 0:
+	default:
 		q.Remaining = max(q.Limit-used, 0)
 	}
-	if q.statesQuota() {
-		q.Policy = firstValue(p.get(fRLReason))
-	}
-	return q
 }
 
 // xRateLimitDash reads X-Rate-Limit-Limit, -Remaining and -Reset (X,
