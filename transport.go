@@ -251,11 +251,13 @@ func (t *Transport) bucket(route routeID) (bucketID, *Bucket, float64) {
 			// A use is recorded when the last one recorded is older
 			// than t.touch, a small part of the idle timeout: a store
 			// per request would be a locked instruction per request.
+			// Sweeps allow for the use not recorded.
 			if now-math.Float64frombits(h.e.used.Load()) >= t.touch {
 				h.e.used.Store(math.Float64bits(now))
 			}
 			// A sweep bumps gen before it reads used: either it sees
-			// this use, or this sees its gen and takes the lock.
+			// this use (or one at most t.touch older), or this sees its
+			// gen and takes the lock.
 			if h.gen == t.gen.Load() {
 				return h.id, h.e.b, now
 			}
@@ -369,7 +371,8 @@ func (t *Transport) sweepLocked(now, idle float64) {
 	t.gen.Add(1)
 	clear(t.routes)
 	for k, e := range t.buckets {
-		if now-math.Float64frombits(e.used.Load()) >= idle && e.b.idle() {
+		// A use up to t.touch old may not have been recorded.
+		if now-math.Float64frombits(e.used.Load()) >= idle+t.touch && e.b.idle() {
 			delete(t.buckets, k)
 		}
 	}

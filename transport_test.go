@@ -346,6 +346,37 @@ func TestTransportLookupCache(t *testing.T) {
 	})
 }
 
+// TestTransportIdleAfterLastUse: a bucket is kept for IdleTimeout after
+// its last request, also when that request took the lock-free lookup, which
+// does not record every use.
+func TestTransportIdleAfterLastUse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &Transport{
+			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return newResponse(r, 200, http.Header{}, ""), nil
+			}),
+			IdleTimeout: 8 * time.Second,
+		}
+		get := func(host string) {
+			req, _ := http.NewRequest("GET", "http://"+host+"/x", nil)
+			resp, err := tr.RoundTrip(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+		}
+		get("a.test") // recorded
+		time.Sleep(900 * time.Millisecond)
+		get("a.test") // lock-free, within touch of the last record: not recorded
+		time.Sleep(3200 * time.Millisecond)
+		get("b.test") // a sweep
+		time.Sleep(4400 * time.Millisecond)
+		get("c.test") // a sweep 7.6 s after a.test's last request
+		assert.Contains(t, tr.Stats().Keys, "a.test", "dropped before IdleTimeout passed since its last request")
+		time.Sleep(5 * time.Second)
+		get("c.test") // a sweep 12.6 s after it
+		assert.NotContains(t, tr.Stats().Keys, "a.test", "kept after IdleTimeout")
+	})
+}
+
 // TestTransportRescope: a request that waited in the host's bucket while
 // the first answer named the route's scope is counted by the scope's bucket
 // when it is sent, not by the host's.
