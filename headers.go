@@ -167,11 +167,22 @@ const (
 // Header names are matched without regard to case, so a map built by hand
 // with lower-case keys (as HTTP/2 captures often are) reads the same as one
 // filled by [http.Header.Set]; values may carry surrounding whitespace.
-func ParseHeaders(h http.Header, now time.Time) (q Quota) {
+func ParseHeaders(h http.Header, now time.Time) Quota {
+	q, _ := parseHeaders(h, now)
+	return q
+}
+
+// parseHeaders is ParseHeaders, and reports whether the result depends on
+// the wall-clock reading of now: whether it placed a time the response
+// states as absolute (an epoch, a date) against now rather than against the
+// response's Date. Relative times (delays, seconds to a reset) depend on
+// now's monotonic reading only, as does every use of the result's times
+// against another time of the same clock.
+func parseHeaders(h http.Header, now time.Time) (q Quota, wall bool) {
 	p := newParser(now)
 	p.collect(h, false)
 	p.run(&q, nil)
-	return q
+	return q, p.wall
 }
 
 // ParseQuotas is like [ParseHeaders] but returns every quota the response
@@ -472,6 +483,7 @@ type parser struct {
 	nowNsec   int64 // compared in these, sparing time.Time's checked arithmetic
 	dateSec   int64 // the response's Date, Unix seconds, when dateState is 1
 	dateState int8  // 0: not parsed yet; 1: date is usable; -1: absent or unusable
+	wall      bool  // an absolute time was placed against now's wall clock
 }
 
 func newParser(now time.Time) parser {
@@ -506,7 +518,9 @@ func (p *parser) anchor() bool {
 }
 
 // refSec returns the Unix seconds of the instant server times are measured
-// from: the response's Date when usable, else the arrival time.
+// from: the response's Date when usable, else the arrival time. It tells
+// epochs from delays, which a wall clock off by hours does not change;
+// fromRef, which places a time, records a use of the wall clock (p.wall).
 func (p *parser) refSec() int64 {
 	if p.anchor() {
 		return p.dateSec
@@ -520,6 +534,8 @@ func (p *parser) fromRef(sec, nsec int64) (time.Duration, bool) {
 	refSec, refNsec := p.nowSec, p.nowNsec
 	if p.anchor() {
 		refSec, refNsec = p.dateSec, 0
+	} else {
+		p.wall = true
 	}
 	const maxSec = math.MaxInt64/int64(time.Second) - 1
 	ds := sec - refSec

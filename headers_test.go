@@ -866,3 +866,28 @@ func TestFieldsCollect(t *testing.T) {
 	require.Equal(t, []string{"a", "b"}, f.get(fDate))
 	require.Equal(t, []string{"x"}, f.get(numFields-1))
 }
+
+// TestParseHeadersWallClock checks which responses parseHeaders reports as
+// placed against now's wall clock: absolute times that no usable Date
+// anchors.
+func TestParseHeadersWallClock(t *testing.T) {
+	tests := []struct {
+		name string
+		h    http.Header
+		wall bool
+	}{
+		{"epoch reset, Date", hdr("Date", dateAt(0), "X-RateLimit-Reset", epoch(time.Minute)), false},
+		{"epoch reset, no Date", hdr("X-RateLimit-Reset", epoch(time.Minute)), true},
+		{"epoch reset, Date a week off", hdr("Date", dateAt(7*24*time.Hour), "X-RateLimit-Reset", epoch(time.Minute)), true},
+		{"HTTP-date Retry-After, no Date", hdr("Retry-After", dateAt(time.Minute)), true},
+		{"delta reset", hdr("X-RateLimit-Reset", "30"), false},
+		{"IETF structured", hdr("RateLimit", `"a";r=1;t=30`, "RateLimit-Policy", `"a";q=10;w=60`), false},
+		{"Retry-After seconds", hdr("Retry-After", "5"), false},
+		{"nothing", hdr("Content-Type", "text/plain"), false},
+	}
+	for _, tt := range tests {
+		q, wall := parseHeaders(tt.h, testNow)
+		assert.Equal(t, tt.wall, wall, tt.name)
+		assert.Equal(t, ParseHeaders(tt.h, testNow), q, tt.name)
+	}
+}

@@ -149,8 +149,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			f.Done(nil)
 			return nil, err
 		}
-		arrived, at := t.arrival()
-		q := ParseHeaders(resp.Header, arrived)
+		arrived, at, derived := t.arrival()
+		q, wall := parseHeaders(resp.Header, arrived)
+		if wall && derived {
+			// The answer states an absolute time that its Date does not
+			// anchor: it is placed against the wall clock itself.
+			arrived, at = t.readWall()
+			q, _ = parseHeaders(resp.Header, arrived)
+		}
 		if q.Scope != "" && q.Scope != id.scope {
 			// The server says this request counts against another scope:
 			// from now on its route uses that scope's bucket.
@@ -290,14 +296,24 @@ type wallMark struct {
 // arrival returns the time now, as a time.Time and on the buckets' clock.
 // Reading the monotonic clock alone costs half as much as reading both
 // clocks, so the wall clock is read afresh at most every wallResync and in
-// between advanced by the monotonic clock. A step of the system clock (not
-// its slewing) is thus seen up to wallResync late; the monotonic reading,
-// which the buckets use, is always exact. t.epoch must be set.
-func (t *Transport) arrival() (time.Time, float64) {
-	now := float64(time.Since(t.epoch))
-	if m := t.mark.Load(); m != nil && now >= m.at && now-m.at < float64(wallResync) {
-		return m.wall.Add(time.Duration(now - m.at)), now
+// between derived from the last reading by the monotonic clock (derived
+// true). The monotonic reading, which the buckets use, is always exact; the
+// derived wall clock misses a step of the system clock, and the time a
+// machine was suspended, for up to wallResync. Parsing uses the wall clock
+// only for absolute times not anchored to a response's Date, and reads it
+// afresh for those (see RoundTrip). t.epoch must be set.
+func (t *Transport) arrival() (now time.Time, at float64, derived bool) {
+	at = float64(time.Since(t.epoch))
+	if m := t.mark.Load(); m != nil && at >= m.at && at-m.at < float64(wallResync) {
+		return m.wall.Add(time.Duration(at - m.at)), at, true
 	}
+	now, at = t.readWall()
+	return now, at, false
+}
+
+// readWall reads the clock, wall clock included, and keeps the reading for
+// arrival.
+func (t *Transport) readWall() (time.Time, float64) {
 	w := time.Now()
 	at := float64(w.Sub(t.epoch))
 	t.mark.Store(&wallMark{at, w})

@@ -377,6 +377,46 @@ func TestTransportIdleAfterLastUse(t *testing.T) {
 	})
 }
 
+// TestTransportArrivalAfterSuspend: the derived wall clock misses the time
+// a machine was suspended (the monotonic clock stops), so an absolute reset
+// that no Date anchors is placed against the wall clock read afresh; one
+// that the Date anchors needs no wall clock.
+func TestTransportArrivalAfterSuspend(t *testing.T) {
+	for _, withDate := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			tr := &Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				h := http.Header{}
+				h.Set("X-RateLimit-Limit", "10")
+				h.Set("X-RateLimit-Remaining", "0")
+				h.Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10))
+				if withDate {
+					h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+				}
+				return newResponse(r, 200, h, ""), nil
+			})}
+			req, _ := http.NewRequest("GET", "http://api.test/x", nil)
+			tr.bucket(routeOf("api.test", req)) // starts the clock
+			// The last reading of the wall clock, two hours behind, as after
+			// a suspend. (A bubble's clocks cannot be told apart: the
+			// reading drops its monotonic part instead.)
+			stale := &wallMark{float64(time.Since(tr.epoch)), time.Now().Add(-2 * time.Hour).Round(0)}
+			tr.mark.Store(stale)
+			resp, err := tr.RoundTrip(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+			if withDate {
+				// (The reset is then placed by the monotonic clock, which
+				// the stale reading here lacks: only the reading is checked.)
+				assert.Same(t, stale, tr.mark.Load(), "the Date anchors the reset: the wall clock is not read")
+				return
+			}
+			assert.NotSame(t, stale, tr.mark.Load(), "an epoch reset without a Date: the wall clock is read")
+			assert.WithinDuration(t, time.Now().Add(time.Minute), tr.Stats().Keys["api.test"].CooldownUntil, 2*time.Second,
+				"the quota is spent until the stated reset, a minute from now")
+		})
+	}
+}
+
 // TestTransportRescope: a request that waited in the host's bucket while
 // the first answer named the route's scope is counted by the scope's bucket
 // when it is sent, not by the host's.
@@ -428,19 +468,22 @@ func TestTransportArrival(t *testing.T) {
 		resp.Body.Close()
 
 		time.Sleep(time.Second)
-		w1, at1 := tr.arrival()
+		w1, at1, derived := tr.arrival()
 		mark := tr.mark.Load()
+		assert.False(t, derived)
 		assert.True(t, w1.Equal(time.Now()), "a fresh reading after %v", time.Second)
 		assert.Equal(t, float64(w1.Sub(tr.epoch)), at1)
 
 		time.Sleep(wallResync / 2)
-		w2, at2 := tr.arrival()
+		w2, at2, derived := tr.arrival()
+		assert.True(t, derived)
 		assert.Same(t, mark, tr.mark.Load(), "within wallResync the wall clock is not read")
 		assert.True(t, w2.Equal(time.Now()), "%v advanced by the monotonic clock, want %v", w2, time.Now())
 		assert.Equal(t, float64(wallResync/2), at2-at1)
 
 		time.Sleep(wallResync)
-		w3, _ := tr.arrival()
+		w3, _, derived := tr.arrival()
+		assert.False(t, derived)
 		assert.NotSame(t, mark, tr.mark.Load(), "after wallResync the wall clock is read again")
 		assert.True(t, w3.Equal(time.Now()))
 	})
