@@ -604,6 +604,18 @@ func TestParseHeadersGitHubAllocs(t *testing.T) {
 	assert.Zerof(t, allocs, "ParseHeaders(GitHub response) allocates %v times", allocs)
 }
 
+// TestParseHeadersIETFAllocs: the structured fields' members are parsed in
+// buffers on the stack, for one policy and for several.
+func TestParseHeadersIETFAllocs(t *testing.T) {
+	for _, h := range []http.Header{
+		ietfStructuredResponse(),
+		hdr("RateLimit", `"default";r=50;t=30`, "RateLimit-Policy", `"default";q=100;w=60`),
+	} {
+		allocs := testing.AllocsPerRun(100, func() { ParseHeaders(h, testNow) })
+		assert.Zerof(t, allocs, "ParseHeaders(%v) allocates %v times", h, allocs)
+	}
+}
+
 // checkInvariants asserts what every parse must satisfy, whatever the input.
 func checkInvariants(t *testing.T, h http.Header, now time.Time) {
 	t.Helper()
