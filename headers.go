@@ -90,6 +90,11 @@ const (
 	// replayed from a cache) and absolute resets fall back to the client's
 	// clock.
 	dateSanity = 24 * time.Hour
+	// dateAgree is how far, in seconds, the response's Date may be from
+	// the arrival time before the parse is reported as depending on the
+	// wall clock (parseHeaders): a Transport whose wall clock is derived
+	// then reads it afresh.
+	dateAgree = 60
 	// redditWindow is Reddit's documented 10-minute averaging window.
 	redditWindow = 10 * time.Minute
 	// maxQuotas bounds what one response can make ParseQuotas return, and
@@ -506,7 +511,11 @@ func (p *parser) anchor() bool {
 				date = t.Unix()
 			}
 			const saneSec = int64(dateSanity / time.Second)
-			if ds := date - p.nowSec; ds > -saneSec-1 && ds < saneSec+1 {
+			ds := date - p.nowSec
+			if ds < -dateAgree || ds > dateAgree {
+				p.wall = true // whether the Date is used depends on the clock
+			}
+			if ds > -saneSec-1 && ds < saneSec+1 {
 				if d := time.Duration(ds)*time.Second - time.Duration(p.nowNsec); d > -dateSanity && d < dateSanity {
 					p.dateSec, p.dateState = date, 1
 				}
@@ -600,7 +609,10 @@ func (p *parser) resetNumber(ip uint64, ns int64) (time.Time, bool) {
 	case near(ip):
 		return p.absoluteUnix(int64(ip), ns)
 	case ip > uint64(epochWindow/time.Second):
-		return time.Time{}, false // neither an epoch near now nor a plausible delta
+		// Neither an epoch near now nor a plausible delta: near a clock
+		// far off, maybe.
+		p.wall = p.wall || !p.anchor()
+		return time.Time{}, false
 	default:
 		return p.after(time.Duration(ip)*time.Second + time.Duration(ns)), true
 	}

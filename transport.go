@@ -124,7 +124,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	route := routeOf(key, req)
 	// On the first attempt the monotonic clock is read twice: at the
 	// lookup, a reading that also serves the admission, and when the answer
-	// arrives (see arrival for the wall clock).
+	// arrives. The wall clock is read at most every wallResync, and for an
+	// answer whose absolute times depend on it (see arrival).
 	id, b, now := t.bucket(route)
 	f, err := b.beginAt(req.Context(), now)
 	// A request admitted by the host's bucket while the first answer
@@ -258,8 +259,10 @@ func (t *Transport) bucket(route routeID) (bucketID, *Bucket, float64) {
 			// than t.touch, a small part of the idle timeout: a store
 			// per request would be a locked instruction per request.
 			// Sweeps allow for the use not recorded.
-			if now-math.Float64frombits(h.e.used.Load()) >= t.touch {
-				h.e.used.Store(math.Float64bits(now))
+			for u := h.e.used.Load(); now-math.Float64frombits(u) >= t.touch; u = h.e.used.Load() {
+				if h.e.used.CompareAndSwap(u, math.Float64bits(now)) {
+					break // never back: another caller may have recorded a later use
+				}
 			}
 			// A sweep bumps gen before it reads used: either it sees
 			// this use (or one at most t.touch older), or this sees its
@@ -330,10 +333,8 @@ func (t *Transport) setScope(route routeID, scope string) (bucketID, *Bucket) {
 	t.scopes[route] = scope
 	t.scoped.Store(true)
 	t.gen.Add(1)
-	own := bucketID{route.key, ""}
-	if e := t.buckets[own]; e != nil && e.b.idle() {
-		delete(t.buckets, own) // its route has moved to the scope's bucket
-	}
+	// The key's own bucket stays: other routes of the key may use it. If
+	// none does, sweeps drop it once idle.
 	id := bucketID{route.key, scope}
 	e := t.getLocked(id, t.tickLocked())
 	return id, e.b

@@ -379,42 +379,80 @@ func TestTransportIdleAfterLastUse(t *testing.T) {
 
 // TestTransportArrivalAfterSuspend: the derived wall clock misses the time
 // a machine was suspended (the monotonic clock stops), so an absolute reset
-// that no Date anchors is placed against the wall clock read afresh; one
-// that the Date anchors needs no wall clock.
+// that no Date anchors, or a Date far from that clock, makes the Transport
+// read the wall clock afresh; a Date that agrees with it needs no reading.
 func TestTransportArrivalAfterSuspend(t *testing.T) {
-	for _, withDate := range []bool{false, true} {
+	tests := []struct {
+		name  string
+		date  bool
+		stale time.Duration // how far behind the last reading of the wall clock is
+		read  bool          // the wall clock is read afresh
+	}{
+		{"epoch reset without Date", false, 2 * time.Hour, true},
+		{"Date far from the clock", true, 2 * time.Hour, true},
+		{"Date agrees with the clock", true, 0, false},
+	}
+	for _, tt := range tests {
 		synctest.Test(t, func(t *testing.T) {
 			tr := &Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 				h := http.Header{}
 				h.Set("X-RateLimit-Limit", "10")
 				h.Set("X-RateLimit-Remaining", "0")
 				h.Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10))
-				if withDate {
+				if tt.date {
 					h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 				}
 				return newResponse(r, 200, h, ""), nil
 			})}
 			req, _ := http.NewRequest("GET", "http://api.test/x", nil)
 			tr.bucket(routeOf("api.test", req)) // starts the clock
-			// The last reading of the wall clock, two hours behind, as after
-			// a suspend. (A bubble's clocks cannot be told apart: the
-			// reading drops its monotonic part instead.)
-			stale := &wallMark{float64(time.Since(tr.epoch)), time.Now().Add(-2 * time.Hour).Round(0)}
-			tr.mark.Store(stale)
+			// The last reading of the wall clock, behind as after a suspend.
+			// (A bubble's clocks cannot be told apart: the reading drops its
+			// monotonic part instead, so only the reading is checked.)
+			mark := &wallMark{float64(time.Since(tr.epoch)), time.Now().Add(-tt.stale).Round(0)}
+			tr.mark.Store(mark)
 			resp, err := tr.RoundTrip(req)
 			require.NoError(t, err)
 			resp.Body.Close()
-			if withDate {
-				// (The reset is then placed by the monotonic clock, which
-				// the stale reading here lacks: only the reading is checked.)
-				assert.Same(t, stale, tr.mark.Load(), "the Date anchors the reset: the wall clock is not read")
-				return
+			if tt.read {
+				assert.NotSame(t, mark, tr.mark.Load(), "%s: the wall clock is read", tt.name)
+			} else {
+				assert.Same(t, mark, tr.mark.Load(), "%s: the wall clock is not read", tt.name)
 			}
-			assert.NotSame(t, stale, tr.mark.Load(), "an epoch reset without a Date: the wall clock is read")
-			assert.WithinDuration(t, time.Now().Add(time.Minute), tr.Stats().Keys["api.test"].CooldownUntil, 2*time.Second,
-				"the quota is spent until the stated reset, a minute from now")
 		})
 	}
+}
+
+// TestTransportScopeOfOneRoute: a server that names a scope on one route
+// only; the key's own bucket, which its other routes use, keeps what it
+// learned.
+func TestTransportScopeOfOneRoute(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{}
+			if strings.HasPrefix(r.URL.Path, "/b/") {
+				h.Set("X-RateLimit-Resource", "bee")
+			} else {
+				h.Set("X-RateLimit-Limit", "6")
+				h.Set("X-RateLimit-Remaining", "5")
+				h.Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10))
+			}
+			return newResponse(r, 200, h, ""), nil
+		})}
+		get := func(path string) {
+			req, _ := http.NewRequest("GET", "http://api.test"+path, nil)
+			resp, err := tr.RoundTrip(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+		}
+		get("/a/x") // the key's own bucket learns 6 a minute
+		get("/b/x") // names the scope bee for /b
+		keys := tr.Stats().Keys
+		require.Contains(t, keys, "api.test", "the bucket of the other routes is kept")
+		assert.Equal(t, uint64(2), keys["api.test"].Admitted, "both first requests")
+		assert.Equal(t, uint64(1), keys["api.test"].Corrections, "what /a's answer taught it")
+		assert.Contains(t, keys, "api.test#bee")
+	})
 }
 
 // TestTransportRescope: a request that waited in the host's bucket while
