@@ -180,9 +180,10 @@ func ParseHeaders(h http.Header, now time.Time) Quota {
 // parseHeaders is ParseHeaders, and reports whether the result depends on
 // the wall-clock reading of now: whether it placed a time the response
 // states as absolute (an epoch, a date) against now rather than against the
-// response's Date. Relative times (delays, seconds to a reset) depend on
-// now's monotonic reading only, as does every use of the result's times
-// against another time of the same clock.
+// response's Date, or found the Date more than dateAgree seconds from now.
+// Relative times (delays, seconds to a reset) depend on now's monotonic
+// reading only, as does every use of the result's times against another
+// time of the same clock.
 func parseHeaders(h http.Header, now time.Time) (q Quota, wall bool) {
 	p := newParser(now)
 	p.collect(h, false)

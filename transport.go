@@ -153,8 +153,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		arrived, at, derived := t.arrival()
 		q, wall := parseHeaders(resp.Header, arrived)
 		if wall && derived {
-			// The answer states an absolute time that its Date does not
-			// anchor: it is placed against the wall clock itself.
+			// The answer's times depend on the wall clock (absolute
+			// times its Date does not anchor, or a Date far from the
+			// derived clock): they are placed against the clock itself.
 			arrived, at = t.readWall()
 			q, _ = parseHeaders(resp.Header, arrived)
 		}
@@ -303,8 +304,9 @@ type wallMark struct {
 // true). The monotonic reading, which the buckets use, is always exact; the
 // derived wall clock misses a step of the system clock, and the time a
 // machine was suspended, for up to wallResync. Parsing uses the wall clock
-// only for absolute times not anchored to a response's Date, and reads it
-// afresh for those (see RoundTrip). t.epoch must be set.
+// only to judge a response's Date and for absolute times the Date does not
+// anchor; RoundTrip reads the clock afresh when a parse depended on it
+// (parseHeaders). t.epoch must be set.
 func (t *Transport) arrival() (now time.Time, at float64, derived bool) {
 	at = float64(time.Since(t.epoch))
 	if m := t.mark.Load(); m != nil && at >= m.at && at-m.at < float64(wallResync) {
