@@ -744,25 +744,21 @@ func (p *parser) ietfStructured(q *Quota, items, pols []sfItem, extras *[]Quota)
 	}
 	var buf [4]sfPolicy
 	ps := buf[:0]
-	for j := range items {
-		it := &items[j]
-		name, ok := it.bare.name()
-		if !ok {
-			continue
+	for field, members := range [...][]sfItem{items, pols} { // RateLimit's first
+		for j := range members {
+			it := &members[j]
+			name, ok := it.bare.name()
+			if !ok {
+				continue
+			}
+			var s *sfPolicy
+			ps, s = namedPolicy(ps, name)
+			if field == 0 {
+				s.fromRateLimit(it)
+			} else {
+				s.fromPolicy(it)
+			}
 		}
-		var s *sfPolicy
-		ps, s = namedPolicy(ps, name)
-		s.fromRateLimit(it)
-	}
-	for j := range pols {
-		it := &pols[j]
-		name, ok := it.bare.name()
-		if !ok {
-			continue
-		}
-		var s *sfPolicy
-		ps, s = namedPolicy(ps, name)
-		s.fromPolicy(it)
 	}
 	// The request policy named in RateLimit with the least remaining; else
 	// the first such policy that states anything; else (RateLimit-Policy
