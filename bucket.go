@@ -162,8 +162,11 @@ type Bucket struct {
 	// fails its compare-and-swap.
 	interval atomic.Uint64
 	tau      atomic.Uint64
-	// admittedFast counts the callers the lock-free path admitted.
-	admittedFast atomic.Uint64
+	// admitted counts the tokens admitted, by either path: the sequence
+	// number of the latest admission, which the server model relates the
+	// server's counts to. extra is the tokens beyond one per call, so that
+	// Stats can count calls.
+	admitted, extra atomic.Uint64
 	// inflight counts the requests begun with Begin and not yet Done;
 	// atomic, so that a request costs no extra lock to count.
 	inflight atomic.Int64
@@ -182,11 +185,24 @@ type Bucket struct {
 	maxQueue int        // < 0: never queue
 	maxWait  float64    // nanoseconds; +Inf: none
 	hold     float64    // nothing is admitted before this instant (cooldown)
+	holdFrom float64    // when the current hold began; holds are capped from there
+	probe    bool       // a hold ended: the first admission after it goes alone
 	q        queue
 	timer    *time.Timer // wakes the queue's head; created on first use
 
-	adapt  // what the server has said; see adaptive.go
-	shared // the state of a bucket kept in a Store; see shared.go
+	// learning: one request at a time goes out (probing counts it) and the
+	// rest wait for its answer: at a cold start, after a hold, after a cap's
+	// end.
+	learning  bool
+	probing   int
+	probeSent float64 // when the latest probe went out
+	// The server model's cap (see plan): before capEnd, no admission beyond
+	// sequence number capBase + capGrow·(t − capAt).
+	capBase, capAt, capGrow, capEnd float64
+	maxCooldown                     float64 // nanoseconds
+
+	model  model // what the server has said; see model.go
+	shared       // the state of a bucket kept in a Store; see shared.go
 
 	name     string
 	onEvent  func(Event)
@@ -209,14 +225,6 @@ func NewBucket(c Config) *Bucket { return newBucket(c, time.Now()) }
 // lookup of a request's bucket and its admission.
 func newBucket(c Config, epoch time.Time) *Bucket {
 	b := &Bucket{epoch: epoch, maxQueue: c.MaxQueue, maxWait: math.Inf(1)}
-	// The jitter differs between processes (the creation time) and
-	// between the buckets of one Transport (the name); in a synctest
-	// bubble, whose clock starts at a fixed instant, it repeats.
-	seed := uint64(0x7468726f74746c65)
-	for i := range len(c.Name) {
-		seed = (seed ^ uint64(c.Name[i])) * 0x100000001b3 // FNV-1a
-	}
-	b.jitter.Seed(uint64(epoch.UnixNano()), seed)
 	if b.maxQueue == 0 {
 		b.maxQueue = DefaultMaxQueue
 	}
@@ -228,7 +236,6 @@ func newBucket(c Config, epoch time.Time) *Bucket {
 	}
 	limit := normLimit(c.Limit)
 	b.ceiling = limit
-	b.pace = c.Pace
 	b.name, b.onEvent, b.logger = c.Name, c.OnEvent, c.Logger
 	if b.store = c.Store; b.store != nil {
 		b.key = cmp.Or(c.Name, "default")
@@ -245,6 +252,15 @@ func newBucket(c Config, epoch time.Time) *Bucket {
 	if c.MaxCooldown > 0 {
 		b.maxCooldown = float64(c.MaxCooldown)
 	}
+	b.model = newModel(b.maxCooldown, c.Pace, float64(limit))
+	// The jitter differs between processes (the creation time) and
+	// between the buckets of one Transport (the name); in a synctest
+	// bubble, whose clock starts at a fixed instant, it repeats.
+	seed := uint64(0x7468726f74746c65)
+	for i := range len(c.Name) {
+		seed = (seed ^ uint64(c.Name[i])) * 0x100000001b3 // FNV-1a
+	}
+	b.model.jitter.Seed(uint64(epoch.UnixNano()), seed)
 	if limit == 0 {
 		limit = rate.Inf // until the server's answer says otherwise
 		b.learning = true
@@ -254,6 +270,12 @@ func newBucket(c Config, epoch time.Time) *Bucket {
 	b.auto = b.burst == 0
 	b.tat = b.now() // full
 	b.applyParams()
+	if b.auto && limit != rate.Inf {
+		// Told the rate, with the default burst: start with one token,
+		// not a full burst, so that the first window of a server whose
+		// quota is that rate never holds more than its quota.
+		b.setTokens(b.tat, 1)
+	}
 	b.fast.Store(slowPath)
 	b.release(b.tat)
 	return b
@@ -302,7 +324,7 @@ func (b *Bucket) allowAt(n int, now float64) (bool, float64) {
 		}
 		iv := math.Float64frombits(b.interval.Load())
 		if iv == 0 {
-			b.admittedFast.Add(1)
+			b.countAdmission(n)
 			return true, now
 		}
 		next := max(math.Float64frombits(w), now) + float64(n)*iv
@@ -310,7 +332,7 @@ func (b *Bucket) allowAt(n int, now float64) (bool, float64) {
 			return false, now
 		}
 		if b.fast.CompareAndSwap(w, math.Float64bits(next)) {
-			b.admittedFast.Add(1)
+			b.countAdmission(n)
 			return true, now
 		}
 	}
@@ -324,7 +346,7 @@ func (b *Bucket) allowSlow(n int, now float64) (bool, float64) {
 	if b.q.len > 0 || now < b.hold {
 		return false, now
 	}
-	return b.take(now, n), now
+	return b.take(now, n) != 0, now
 }
 
 // own makes the mutex the owner of the state and returns the time. It
@@ -345,21 +367,21 @@ func (b *Bucket) ownAt(now float64) float64 {
 	}
 	now = max(now, b.clock)
 	b.clock = now
-	if b.probe && now >= b.hold {
-		// After a cooldown one request goes first: its answer tells
-		// whether the server is ready for more.
-		b.probe = false
-		b.setTokens(now, min(b.tokensAt(now), 1))
+	if b.probe && now >= b.hold || now >= b.capEnd && b.capEnd != 0 {
+		// After a cooldown, and when the window a cap was for has ended,
+		// one request goes first: its answer tells whether the server is
+		// ready for more, and how much.
+		b.probe, b.capEnd = false, 0
+		b.learning, b.probing = true, 0
 	}
 	return now
 }
 
 // release hands the state back to the lock-free path when nothing needs the
-// mutex's judgement: nobody queued, no cooldown, no server budget, no
-// store. It requires that b.mu is
-// held.
+// mutex's judgement: nobody queued, no cooldown, no cap from the server, no
+// store. It requires that b.mu is held.
 func (b *Bucket) release(now float64) {
-	if b.q.len == 0 && now >= b.hold && !b.learning && now >= b.budgetEnd && b.store == nil {
+	if b.q.len == 0 && now >= b.hold && !b.learning && b.capEnd == 0 && b.store == nil {
 		b.fast.Store(math.Float64bits(b.tat))
 	}
 }
@@ -436,34 +458,56 @@ func (b *Bucket) setTokens(now, tokens float64) {
 	b.tat = now + (float64(b.burst)-tokens)*iv
 }
 
-// take takes n tokens at now if they are there. It requires that b.mu is held
-// and the state owned.
-func (b *Bucket) take(now float64, n int) bool {
+// take takes n tokens at now if they are there and returns the sequence
+// number of the admission, 0 if it was refused. It requires that b.mu is
+// held and the state owned.
+func (b *Bucket) take(now float64, n int) uint64 {
 	if b.learning {
-		// Cold start: one request at a time goes out to learn the quota.
-		if b.probing > 0 {
-			return false
+		// One request at a time goes out to learn the quota.
+		if b.probing > 0 && now < b.probeLost() {
+			return 0
 		}
 		b.probing++
-		b.stats.admitted++
-		return true
+		b.probeSent = now
+		return b.countAdmission(n)
 	}
-	budget := b.budgetEnd > now
-	if budget && b.budget < float64(n) {
-		return false
+	if b.capped(now, n) {
+		return 0
 	}
 	iv := b.iv()
 	if iv != 0 {
 		if b.readyAt(now, n) > now+1 { // 1ns of slack absorbs the timer's rounding
-			return false
+			return 0
 		}
 		b.tat = max(b.tat, now) + float64(n)*iv
 	}
-	if budget {
-		b.budget -= float64(n)
+	return b.countAdmission(n)
+}
+
+// probeLost returns when the probe in flight is given up for lost, so that
+// another goes: a few of the server's latencies after it was sent. Before the
+// first answer nothing is given up: the callers wait for it, bounded by their
+// MaxWait. It requires that b.mu is held.
+func (b *Bucket) probeLost() float64 {
+	if !b.model.answered {
+		return math.Inf(1)
 	}
-	b.stats.admitted++
-	return true
+	return b.probeSent + min(max(4*b.model.latency, minProbeWait), maxProbeWait)
+}
+
+// The bounds of how long a probe's answer is waited for.
+const (
+	minProbeWait = float64(100 * time.Millisecond)
+	maxProbeWait = float64(2 * time.Second)
+)
+
+// countAdmission counts an admission of n tokens and returns its sequence
+// number: the number of the last of its tokens.
+func (b *Bucket) countAdmission(n int) uint64 {
+	if n > 1 {
+		b.extra.Add(uint64(n - 1))
+	}
+	return b.admitted.Add(uint64(n))
 }
 
 // readyAt returns when the bucket will hold n tokens beyond those it holds
@@ -480,19 +524,35 @@ func (b *Bucket) readyAt(now float64, n int) float64 {
 	return max(b.tat, now) - iv*float64(b.burst) + float64(n)*iv
 }
 
-// count returns the callers admitted since the bucket was made. It requires
-// that b.mu is held.
-func (b *Bucket) count() uint64 { return b.stats.admitted + b.admittedFast.Load() }
+// count returns the tokens admitted since the bucket was made: the sequence
+// number of the latest admission.
+func (b *Bucket) count() uint64 { return b.admitted.Load() }
 
-// Tokens returns the number of tokens the bucket holds now. It is fractional,
-// and negative when the server has said that more requests were spent than
-// the bucket knew of. With no limit it returns the burst.
+// Tokens returns the number of tokens the bucket holds now: the least of
+// its own count and of what the server said it may still send before its
+// window ends. It is fractional, and negative when the server has said that
+// more requests were spent than the bucket knew of. With no limit and no
+// word from the server it returns the burst.
 func (b *Bucket) Tokens() float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.own()
 	defer b.release(now)
-	return b.tokensAt(now)
+	return b.tokensNow(now)
+}
+
+// tokensNow is Tokens at now. It requires that b.mu is held and the state
+// owned.
+func (b *Bucket) tokensNow(now float64) float64 {
+	t := b.tokensAt(now)
+	if now < b.capEnd {
+		t = min(t, b.capSeq(now)-float64(b.count()))
+	}
+	if b.learning && b.model.answered {
+		// Probing: one request goes, and the rest wait for its answer.
+		t = min(t, float64(1-min(b.probing, 1)))
+	}
+	return t
 }
 
 // Limit returns the bucket's current rate in tokens per second, [rate.Inf]

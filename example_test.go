@@ -132,12 +132,12 @@ func ExampleTransport() {
 	// 200 remaining: 4
 	// 200 remaining: 3
 	// refused: true api.test#core true
-	// learned rate: 3.0 per hour
+	// learned rate: 18.1 per hour
 	// server saw: 2
 }
 
 // With Config.Pace set to PaceBurst the Transport spends the window's quota
-// at once, then holds every caller until the reset. A hold is capped by
+// at once, then holds every caller until the reset. The hold is capped by
 // MaxCooldown (10 minutes by default); a caller that cannot wait even that
 // long (MaxWait is a minute by default) is refused at once.
 func ExampleTransport_pace() {
@@ -157,8 +157,7 @@ func ExampleTransport_pace() {
 		fmt.Println(resp.StatusCode, "remaining:", resp.Header.Get("X-RateLimit-Remaining"))
 	}
 	st := tr.Stats().Keys["api.test#core"]
-	fmt.Println("burst:", st.Burst, "cooldowns:", st.Cooldowns, "refused:", st.RefusedTooLong)
-	fmt.Println("cooldown:", time.Until(st.CooldownUntil).Round(time.Minute))
+	fmt.Println("burst:", st.Burst, "tokens:", st.Tokens, "refused:", st.RefusedTooLong)
 	// Output:
 	// 200 remaining: 4
 	// 200 remaining: 3
@@ -166,8 +165,7 @@ func ExampleTransport_pace() {
 	// 200 remaining: 1
 	// 200 remaining: 0
 	// refused: true
-	// burst: 5 cooldowns: 1 refused: 1
-	// cooldown: 10m0s
+	// burst: 5 tokens: 0 refused: 1
 }
 
 // Key chooses the bucket a request waits in. Here every tenant has its own

@@ -50,11 +50,11 @@ func (b *Bucket) Snapshot() State {
 	s := State{
 		Version:     stateVersion,
 		At:          wall,
-		Tokens:      b.tokensAt(now),
+		Tokens:      b.tokensNow(now),
 		Burst:       b.burst,
 		Learned:     !b.learning,
-		ServerLimit: b.srvLimit,
-		Window:      int64(b.winLen),
+		ServerLimit: max(b.model.srvLimit, 0),
+		Window:      int64(b.model.winLen),
 	}
 	if b.limit != rate.Inf {
 		s.Limit = b.limit
@@ -62,8 +62,8 @@ func (b *Bucket) Snapshot() State {
 	if b.hold > now {
 		s.CooldownUntil = wall.Add(time.Duration(b.hold - now))
 	}
-	if b.aimd {
-		s.ProbeMax = b.rmax
+	if b.model.aimd {
+		s.ProbeMax = b.model.rmax
 	}
 	return s
 }
@@ -91,7 +91,11 @@ func (b *Bucket) Restore(s State) error {
 
 	if s.Learned {
 		b.learning, b.probing = false, 0
-		b.srvLimit, b.winLen = s.ServerLimit, float64(s.Window)
+		b.model.answered = true
+		if s.ServerLimit > 0 {
+			b.model.srvLimit = s.ServerLimit
+		}
+		b.model.winLen = float64(s.Window)
 	}
 	limit := b.limit
 	if s.Limit > 0 && (b.ceiling == 0 || s.Limit < b.ceiling) {
@@ -103,7 +107,7 @@ func (b *Bucket) Restore(s State) error {
 	if s.ProbeMax > 0 && b.ceiling != rate.Inf {
 		// Resume probing the server's rate where it was, growing back
 		// from now.
-		b.aimd, b.rmax, b.cut = true, s.ProbeMax, now
+		b.model.aimd, b.model.rmax, b.model.cut = true, s.ProbeMax, now
 	}
 	tokens := s.Tokens
 	if limit != rate.Inf {
@@ -218,7 +222,7 @@ func (f *StateFile) empty() {
 func (b *Bucket) activity() uint64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.count() + b.stats.corrections + b.stats.cooldowns + b.served
+	return b.count() + b.stats.corrections + b.stats.cooldowns + b.model.answers
 }
 
 func (f *StateFile) tick() {

@@ -12,6 +12,7 @@ import (
 // is closed once the waiter is done: granted its tokens (err nil) or refused.
 type waiter struct {
 	n          int
+	seq        uint64  // the admission's sequence number, once granted
 	since      float64 // when it joined the queue
 	deadline   float64 // bucket clock; +Inf: none
 	byCtx      bool    // deadline is the context's, not MaxWait's
@@ -78,47 +79,54 @@ func (b *Bucket) Wait(ctx context.Context) error { return b.WaitN(ctx, 1) }
 // returned to the bucket, and the error wraps ctx.Err(). WaitN(ctx, 0)
 // returns at once. A negative n is an error.
 func (b *Bucket) WaitN(ctx context.Context, n int) error {
-	_, err := b.waitAt(ctx, n, b.now())
+	_, _, err := b.waitAt(ctx, n, b.now())
 	return err
 }
 
-// waitAt is WaitN with a reading of the bucket's clock taken just before,
-// and returns when the tokens were granted: now, unless the caller queued.
-func (b *Bucket) waitAt(ctx context.Context, n int, now float64) (float64, error) {
+// waitAt is WaitN with a reading of the bucket's clock taken just before. It
+// returns when the tokens were granted (now, unless the caller queued) and
+// the admission's sequence number.
+func (b *Bucket) waitAt(ctx context.Context, n int, now float64) (float64, uint64, error) {
 	if n < 0 {
-		return now, fmt.Errorf("throttle: WaitN: negative n (%d)", n)
+		return now, 0, fmt.Errorf("throttle: WaitN: negative n (%d)", n)
 	}
 	if err := ctx.Err(); err != nil {
-		return now, fmt.Errorf("throttle: wait: %w", err)
+		return now, 0, fmt.Errorf("throttle: wait: %w", err)
 	}
 	if b.store != nil {
 		if n == 0 {
-			return now, nil
+			return now, b.count(), nil
 		}
 		err := b.waitShared(ctx, n)
-		return b.now(), err
+		return b.now(), b.count(), err
 	}
+	if n == 0 {
+		return now, b.count(), nil
+	}
+	// The lock-free path runs only while no cap is in force, so the
+	// sequence number read after it matters to nothing but the model's
+	// share estimate; under the mutex it is exact.
 	if ok, at := b.allowAt(n, now); ok {
-		return at, nil
+		return at, b.count(), nil
 	}
 	defer b.emit()
 	b.mu.Lock()
 	now = b.ownAt(now)
-	w, err := b.enqueue(ctx, now, n)
+	w, seq, err := b.enqueue(ctx, now, n)
 	if err != nil {
 		b.refused(err)
 	}
 	b.release(now)
 	b.mu.Unlock()
 	if w == nil {
-		return now, err
+		return now, seq, err
 	}
 	select {
 	case <-w.ready:
-		return b.now(), w.err
+		return b.now(), w.seq, w.err
 	case <-ctx.Done():
 		err := b.cancel(ctx, w)
-		return b.now(), err
+		return b.now(), 0, err
 	}
 }
 
@@ -136,13 +144,16 @@ func (b *Bucket) refused(err error) {
 }
 
 // enqueue admits a caller asking for n tokens: it grants them at once (nil,
-// nil), refuses (nil, err), or queues the caller. It requires that b.mu is
-// held and the state owned.
-func (b *Bucket) enqueue(ctx context.Context, now float64, n int) (*waiter, error) {
-	if b.q.len == 0 && now >= b.hold && b.take(now, n) {
-		return nil, nil
+// the sequence number, nil), refuses (nil, 0, err), or queues the caller. It
+// requires that b.mu is held and the state owned.
+func (b *Bucket) enqueue(ctx context.Context, now float64, n int) (*waiter, uint64, error) {
+	if b.q.len == 0 && now >= b.hold {
+		if seq := b.take(now, n); seq != 0 {
+			return nil, seq, nil
+		}
 	}
-	return b.admit(ctx, now, n)
+	w, err := b.admit(ctx, now, n)
+	return w, 0, err
 }
 
 // admit queues a caller asking for n tokens, or refuses it. It requires that
@@ -182,11 +193,9 @@ func (b *Bucket) planned(now float64, n int) float64 {
 		// Unknown: until the first answer, or kept in the store.
 		return max(b.hold, now)
 	}
-	at := max(b.hold, b.readyAt(now, n))
-	if b.budgetEnd > now && b.budget < float64(n) {
-		at = max(at, b.budgetEnd) // beyond what the server has left: its next window
-	}
-	return at
+	// Beyond what the server has left: when the cap grows enough, or its
+	// window ends.
+	return max(b.hold, b.readyAt(now, n), b.capFree(now, n))
 }
 
 func tooLong(wait, allowed float64, byCtx bool) error {
@@ -223,7 +232,10 @@ func (b *Bucket) dispatch(now float64) {
 		b.signalHead() // the head asks the store itself
 		return
 	}
-	for w := b.q.head; w != nil && now >= b.hold && b.take(now, w.n); w = b.q.head {
+	for w := b.q.head; w != nil && now >= b.hold; w = b.q.head {
+		if w.seq = b.take(now, w.n); w.seq == 0 {
+			break
+		}
 		b.finish(now, w, nil)
 	}
 	b.arm(now)
@@ -238,10 +250,14 @@ func (b *Bucket) arm(now float64) {
 	switch {
 	case w == nil:
 	case b.learning:
-		// No plan before the server's first answer: wake at the first
-		// deadline, so that nobody waits beyond MaxWait for that answer.
+		// No plan before the probe's answer: wake at the first deadline,
+		// so that nobody waits beyond MaxWait for that answer, or when the
+		// probe is given up for lost.
 		for x := w; x != nil; x = x.next {
 			at = min(at, x.deadline)
+		}
+		if b.probing > 0 {
+			at = min(at, b.probeLost())
 		}
 	default:
 		at = b.planned(now, w.n)
@@ -316,9 +332,7 @@ func (b *Bucket) cancel(ctx context.Context, w *waiter) error {
 		} else if iv := b.iv(); iv != 0 && !math.IsInf(iv, 1) {
 			b.tat -= float64(w.n) * iv
 		}
-		if b.budgetEnd > now {
-			b.budget += float64(w.n)
-		}
+		b.capBase += float64(w.n) // its sequence numbers were not spent at the server
 	}
 	b.dispatch(now)
 	return fmt.Errorf("throttle: wait: %w", ctx.Err())

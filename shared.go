@@ -112,7 +112,7 @@ func (b *Bucket) allowShared(n int) bool {
 		b.mu.Unlock()
 		return false
 	case b.learning:
-		ok := b.take(now, n)
+		ok := b.take(now, n) != 0
 		b.mu.Unlock()
 		return ok
 	}
@@ -122,9 +122,7 @@ func (b *Bucket) allowShared(n int) bool {
 	if wait, err := b.sharedTake(context.Background(), n); wait != 0 || err != nil {
 		return false
 	}
-	b.mu.Lock()
-	b.stats.admitted++
-	b.mu.Unlock()
+	b.countAdmission(n)
 	return true
 }
 
@@ -174,7 +172,7 @@ func (b *Bucket) waitShared(ctx context.Context, n int) error {
 			case now < b.hold:
 				wait = b.hold - now
 			case b.learning:
-				if b.take(now, n) {
+				if b.take(now, n) != 0 {
 					b.grant(now, w)
 					b.mu.Unlock()
 					return nil
@@ -192,7 +190,7 @@ func (b *Bucket) waitShared(ctx context.Context, n int) error {
 					return w.err
 				}
 				if d == 0 {
-					b.stats.admitted++
+					b.countAdmission(n)
 					b.grant(now, w)
 					b.mu.Unlock()
 					return nil

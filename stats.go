@@ -58,7 +58,7 @@ func (s *BucketStats) add(o BucketStats) {
 // counters are a bucket's counts; they are guarded by Bucket.mu, except
 // those the lock-free path keeps (Bucket.admitted).
 type counters struct {
-	admitted, waited                   uint64
+	waited                             uint64
 	waitTime                           float64
 	refusedFull, refusedLong, refBurst uint64
 	canceled, cooldowns, corrections   uint64
@@ -74,11 +74,11 @@ func (b *Bucket) Stats() BucketStats {
 	s := BucketStats{
 		Limit:          b.limit,
 		Burst:          b.burst,
-		Tokens:         b.tokensAt(now),
+		Tokens:         b.tokensNow(now),
 		Queued:         b.q.len,
 		InFlight:       int(b.inflight.Load()),
 		Learning:       b.learning,
-		Admitted:       b.stats.admitted + b.admittedFast.Load(),
+		Admitted:       b.count() - b.extra.Load(),
 		Waited:         b.stats.waited,
 		WaitTime:       time.Duration(b.stats.waitTime),
 		RefusedFull:    b.stats.refusedFull,

@@ -164,7 +164,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// from now on its route uses that scope's bucket.
 			f.Done(nil)
 			id, b = t.setScope(route, q.Scope)
-			b.observe(resp.StatusCode, q, math.NaN(), false, at)
+			b.observe(resp.StatusCode, q, nil, at)
 		} else {
 			f.doneAt(resp.StatusCode, q, at)
 		}

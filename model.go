@@ -1,0 +1,513 @@
+package throttle
+
+import (
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"time"
+)
+
+// The server model turns the server's answers into a plan that the gate (the
+// token bucket and its queue) enforces. It is pure: it reads no clock, takes
+// no lock and starts no goroutine. Every instant it sees comes in an
+// observation, on the bucket's clock (nanoseconds, float64), so table tests
+// can feed it answers and assert the plan.
+//
+// What it believes of a server that states its quota:
+//
+//   - Remaining is a cap, not a rate. The request with sequence number s
+//     that was told Remaining r says that no request beyond s + r may go out
+//     before the window ends: the requests sent before it were counted, those
+//     admitted after it were not. The cap is replaced by an answer to a
+//     request sent after the cap's own answer arrived (causal evidence),
+//     and only lowered by the others (they may be stale or reordered).
+//   - Resets are uncertain. Whole-second resets may be truncated, rounded or
+//     rounded up, and a delta is measured from an arrival that is late by the
+//     latency: the window ends somewhere in [reset − slack, reset + slack].
+//     What is left is spread over the time to the early end; the cap holds
+//     until the late end, when one probe goes alone and its answer sizes the
+//     next window. A fixed window is spent in full and never overrun.
+//   - Refilling servers (sliding windows, token buckets, GCRA) show it: a
+//     later request is told more than an earlier one within one window, or
+//     the reset moves before the old one could have passed (GCRA's "seconds
+//     until full"). Their cap grows at a safe share of the steady rate
+//     instead of ending, and the pace never falls below that share.
+//   - Other clients on the same quota (processes, tabs) show up as Remaining
+//     falling faster than this client spends. The model estimates its own
+//     share of the spending and scales what it takes by it, so that N
+//     uncoordinated clients together keep inside one quota.
+//
+// A server that states nothing gets probing: a 429 cuts the rate
+// multiplicatively and the rate grows back along a cubic curve (TCP CUBIC),
+// with a slow start when nothing is known yet.
+
+// Tuning of the model, in one place.
+const (
+	// safety is the share of a refilling server's steady rate that the cap
+	// grows by and that the pace never falls below.
+	safety = 0.95
+	// minHorizon is the shortest time what is left in a window is spread
+	// over.
+	minHorizon = float64(50 * time.Millisecond)
+	// coarseSlack is the uncertainty of a whole-second reset: truncated,
+	// rounded or rounded up, and anchored to a Date of one-second resolution.
+	coarseSlack = float64(time.Second)
+	// minShare bounds the share estimate from below: however many clients
+	// share a quota, this one keeps a trickle (and so keeps learning).
+	minShare = 1.0 / 32
+	// decrease is the factor a 429 from a server that sends no quota
+	// headers applies to the rate; the rate then grows back along a cubic
+	// curve, flat at the rate that drew the 429 after cubicRequests
+	// requests' worth of time, and probing beyond it after that.
+	decrease      = 0.7
+	cubicRequests = 150
+	// slowStartRate is where probing starts when a server that sends no
+	// quota refuses before anything was measured; the rate then doubles
+	// every slowStartDoubling until the next 429.
+	slowStartRate     = 1.0
+	slowStartDoubling = float64(500 * time.Millisecond)
+	// backoffBase is the first backoff after a 429 that says nothing of when
+	// to come back, in intervals of the (reduced) rate, at least minBackoff.
+	backoffBase = 2
+	minBackoff  = float64(100 * time.Millisecond)
+)
+
+// An observation is one answer, as the model sees it. Instants are on the
+// bucket's clock.
+type observation struct {
+	seq      float64 // the request's sequence number (its admission's, counted from 1)
+	admitted float64 // admissions when the answer arrived: the last sequence number given
+	// behind is how many requests admitted before this one were still
+	// unanswered when it was answered, at least: the server may not have
+	// counted them yet (they were overtaken on the way).
+	behind  float64
+	sent    float64 // when the request was admitted
+	arrived float64 // when its answer arrived
+	status  int
+	q       Quota
+	reset   float64 // q.Reset on the bucket's clock; 0: not stated
+	coarse  bool    // the reset has whole-second resolution
+}
+
+// A plan is what the gate enforces after an answer.
+type plan struct {
+	// rate is the pace in tokens per second; 0 keeps the gate's rate, +Inf
+	// is no local limit. The gate bounds it by the configured ceiling.
+	rate float64
+	// burst, when positive, is the capacity the window's quota asks for
+	// (PaceBurst): it replaces a default burst.
+	burst int
+	// The cap: no request whose sequence number exceeds
+	// capBase + capGrow·(t − capAt) goes out at t before capEnd. capEnd 0
+	// is no cap; +Inf is a cap that only growth lifts.
+	capBase, capAt, capGrow, capEnd float64
+	// hold: nothing goes out before it. After a hold, and after a cap's end,
+	// one request goes alone and the rest wait for its answer.
+	hold float64
+}
+
+// Server kinds, as far as the answers have shown.
+const (
+	kindUnknown = iota
+	kindFixed   // a full refill seen at a reset, no rise inside a window
+	kindRefill  // a rise inside a window, or a reset that moves (GCRA)
+)
+
+// model is the server model's state. A Bucket embeds it; its fields are
+// guarded by Bucket.mu, but its methods read no clock and touch nothing
+// outside it.
+type model struct {
+	maxCooldown float64 // nanoseconds
+	pace        Pace
+	ceiling     float64 // Config.Limit in tokens/s: 0 when learned, +Inf for no local limit
+	answered    bool    // an answer has been observed
+	answers     uint64  // answers observed
+	latency     float64 // the answers' latency, smoothed (ns)
+
+	srvLimit float64 // the server's limit per window; <= 0: not known
+	winLen   float64 // the server's window in ns; 0: not known
+	stated   bool    // winLen was stated (IETF w, a policy), not inferred
+	kind     int
+	fullAt   bool // resets say when the server's bucket is full again
+	share    float64
+	ownAcc   float64 // own spending over causal pairs, decayed per window
+	spentAcc float64 // the server's spending over the same pairs
+
+	// ref is the answer the cap was last set from: the reference for causal
+	// comparisons. ref.arrived < 0: none yet.
+	ref  answer
+	plan plan
+
+	// No quota headers: the rate is found by probing.
+	aimd      bool    // probing: the server sends no quota
+	rate      float64 // the rate the model set last, tokens/s (+Inf: none)
+	rmax      float64 // the rate that drew the last 429, tokens per second
+	slowStart bool    // rmax was never measured: double instead of curving
+	backoffs  int     // cooldowns in a row that the server gave no end for
+	cutOpen   bool    // cut since the last success: another 429 backs off but does not cut
+	cut       float64 // when the rate was last cut or set free; a 429 for a request sent before it is of the same episode
+	served    float64 // admissions when cut was set
+	holdEnd   float64 // the end of the last hold the model planned
+	late      bool    // a probe at a stated reset found the old window: windows end after their resets
+	jitter    rand.PCG
+}
+
+// An answer is what the model keeps of one observation.
+type answer struct {
+	seq, sent, arrived, remaining, reset float64
+	admitted                             float64 // admissions when it arrived
+}
+
+func newModel(maxCooldown float64, pace Pace, ceiling float64) model {
+	m := model{maxCooldown: maxCooldown, pace: pace, ceiling: ceiling, share: 1, srvLimit: -1, ref: answer{arrived: -1}}
+	m.rate = ceiling
+	if ceiling == 0 {
+		m.rate = math.Inf(1)
+	}
+	return m
+}
+
+// limited reports whether a response says that the client is over its quota.
+func limited(status int, q Quota) bool {
+	switch status {
+	case http.StatusTooManyRequests:
+		return true
+	case http.StatusServiceUnavailable:
+		return q.RetryAfter > 0
+	case http.StatusForbidden: // GitHub: primary and secondary rate limits
+		return q.RetryAfter > 0 || q.Remaining == 0
+	}
+	return false
+}
+
+// observe folds one answer into the model and returns the plan.
+func (m *model) observe(o observation) plan {
+	m.plan.hold = 0
+	q := o.q
+	quota := q.Remaining >= 0 || q.Limit >= 0
+	if !m.answered && !quota {
+		m.free(o.sent, o.seq) // no quota stated: unlimited until a 429
+	}
+	m.answered = true
+	m.answers++
+	if l := o.arrived - o.sent; l >= 0 {
+		if m.latency == 0 {
+			m.latency = l
+		}
+		m.latency += (l - m.latency) / 8
+	}
+	if q.Limit > 0 {
+		m.srvLimit = q.Limit
+	}
+	if q.Window > 0 {
+		m.winLen, m.stated = float64(q.Window), true
+	}
+	switch {
+	case q.Remaining >= 0:
+		m.aimd = false
+		m.remaining(o)
+	case q.Limit > 0 && m.winLen > 0:
+		// A limit and a window but no count: pace at the steady rate.
+		m.aimd = false
+		m.setRate(safety * m.steady() * m.share)
+	}
+	if limited(o.status, q) {
+		m.cooldown(o)
+	} else if o.status < 400 && m.aimd {
+		m.backoffs, m.cutOpen = 0, false
+		m.setRate(m.cubic(o.arrived))
+	} else if o.status < 400 {
+		m.backoffs, m.cutOpen = 0, false
+	}
+	return m.plan
+}
+
+// free starts a server that sends no quota: unlimited until a 429, counting
+// admissions from the request sent at sent, whose number is seq.
+func (m *model) free(sent, seq float64) {
+	if m.ceiling != 0 {
+		return // told the rate: it stays
+	}
+	m.setRate(math.Inf(1))
+	m.cut, m.served = sent, seq-1
+}
+
+// setRate plans the rate r, at least a token per MaxCooldown: pacing is a
+// server-derived wait too.
+func (m *model) setRate(r float64) {
+	if r > 0 {
+		r = max(r, float64(time.Second)/m.maxCooldown)
+		m.rate, m.plan.rate = r, r
+	}
+}
+
+// steady is the server's limit per second, 0 when not known.
+func (m *model) steady() float64 {
+	if m.srvLimit <= 0 || m.winLen <= 0 {
+		return 0
+	}
+	return m.srvLimit / (m.winLen / float64(time.Second))
+}
+
+// slack is the uncertainty of an observation's reset.
+func slack(o observation) float64 {
+	s := o.arrived - o.sent // the delta was measured late by the latency
+	if o.coarse {
+		s += coarseSlack
+	}
+	return s
+}
+
+// capSeq returns the cap's highest sequence number at t.
+func (p plan) capSeq(t float64) float64 {
+	return p.capBase + p.capGrow*max(t-p.capAt, 0)
+}
+
+// remaining folds an answer that states the remaining count.
+func (m *model) remaining(o observation) {
+	r, e := o.q.Remaining, o.reset
+	if e != 0 {
+		e = min(e, o.arrived+m.maxCooldown) // a reset far ahead waits no longer than MaxCooldown
+		o.reset = e
+	}
+	sl := slack(o)
+	prev := m.ref
+	hasRef := prev.arrived >= 0
+	// Causal: admitted after the reference answer arrived. Sequence numbers
+	// tell it exactly where two readings of a clock may tie.
+	causal := hasRef && o.seq > prev.admitted
+	tol := max(sl, float64(10*time.Millisecond))
+	both := hasRef && e != 0 && prev.reset != 0
+	// A later reset is a new window when it is far enough from the old one,
+	// or when the request went out after the old one had passed: windows of
+	// a second or two cannot be told apart by whole-second resets alone.
+	newer := both && (e > prev.reset+tol || o.sent >= prev.reset && e > prev.reset+float64(time.Millisecond))
+	older := both && e < prev.reset-tol
+	sameWin := hasRef && (e == 0 && prev.reset == 0 || both && !newer && !older)
+
+	if causal {
+		own := o.seq - prev.seq // admitted between the two sends: counted between the two answers
+		switch {
+		case sameWin && r > prev.remaining+0.5:
+			// More left for a later request, inside one window. (Not
+			// "more than the earlier count less what was sent between":
+			// requests admitted in one order may reach the server in
+			// another.)
+			m.kind = kindRefill
+		case sameWin && m.kind != kindRefill:
+			if spent := prev.remaining - r; spent >= 1 {
+				m.ownAcc += min(own, spent)
+				m.spentAcc += spent
+			}
+		case older && o.sent < prev.reset-sl:
+			m.kind = kindRefill // the reset came closer before the old one passed
+		case newer && o.arrived < prev.reset-sl:
+			// A new reset before the old one could have passed: the reset
+			// is when the server's bucket is full again (GCRA).
+			m.kind, m.fullAt = kindRefill, true
+		case newer && m.srvLimit > 0 && r+own >= m.srvLimit-1:
+			m.kind, m.fullAt = kindFixed, false // a full refill at the reset
+		case newer && m.srvLimit > 0 && m.kind != kindFixed:
+			// Past the reset, and still not full: the server counts
+			// across windows (a sliding window).
+			m.kind = kindRefill
+		}
+		if newer {
+			// A new window: decay what the last ones said of the share.
+			m.ownAcc, m.spentAcc = m.ownAcc/2, m.spentAcc/2
+		}
+		m.share = 1
+		if m.spentAcc >= 4 {
+			m.share = min(max((m.ownAcc+1)/(m.spentAcc+1), minShare), 1)
+		}
+	}
+	m.learnWindow(o)
+
+	// The cap.
+	p := &m.plan
+	if p.capEnd > 0 && o.sent >= p.capEnd && sameWin && (r < 1 || limited(o.status, o.q)) {
+		m.late = true // probed at the reset, and the window had not ended
+	}
+	allowed := o.seq + math.Floor(m.share*r+1e-9) - o.behind
+	grow := 0.0
+	end := math.Inf(1)
+	if m.kind == kindRefill {
+		grow = safety * m.steady() * m.share / float64(time.Second)
+	} else if e != 0 {
+		// The window ends in [e − slack, e + slack]: real servers truncate
+		// (end after e) more often than they round up (end before e). Probe
+		// at e, and at the late end once a probe at e was too early.
+		end = e + o.arrived - o.sent
+		if m.late {
+			end = e + sl
+		}
+	} else if m.winLen > 0 {
+		end = o.arrived + m.winLen
+	} else {
+		end = o.arrived + coarseSlack
+	}
+	switch {
+	case !hasRef || causal || newer || p.capEnd == 0 || o.arrived >= p.capEnd:
+		*p = plan{rate: p.rate, burst: p.burst, capBase: allowed, capAt: o.arrived, capGrow: grow, capEnd: end}
+		m.ref = answer{o.seq, o.sent, o.arrived, r, e, o.admitted}
+	case older:
+		return // an answer from an older window says nothing of this one
+	default:
+		// Same window, not causal: it may lower the cap, never raise it.
+		if allowed < p.capSeq(o.arrived) {
+			p.capBase, p.capAt = allowed, o.arrived
+		}
+	}
+	m.spread(o, e, sl)
+}
+
+// learnWindow infers the window's length when the server does not state it.
+func (m *model) learnWindow(o observation) {
+	if m.stated || o.reset <= o.arrived {
+		return
+	}
+	d := o.reset - o.arrived
+	if m.fullAt {
+		// GCRA: the reset is when the bucket is full again, so the deficit
+		// Limit − Remaining refills in it.
+		if l := m.srvLimit; l > 0 && o.q.Remaining <= 3*l/4 {
+			if o.coarse {
+				d += coarseSlack / 2
+			}
+			m.winLen = min(d*l/(l-o.q.Remaining), m.maxCooldown)
+		}
+		return
+	}
+	if o.coarse {
+		d = math.Ceil(d/coarseSlack) * coarseSlack
+	}
+	m.winLen = min(max(m.winLen, d), m.maxCooldown)
+}
+
+// spread sets the rate from what is left and when more comes.
+func (m *model) spread(o observation, e, sl float64) {
+	left := m.plan.capSeq(o.arrived) - o.admitted
+	steady := m.steady()
+	if m.pace == PaceBurst && m.kind != kindRefill && e != 0 && m.srvLimit > 0 {
+		// The window's quota at once, refilled at the steady rate; the
+		// cap holds the rest until the window ends.
+		m.plan.burst = int(min(math.Ceil(m.srvLimit), math.MaxInt32))
+		m.setRate(max(steady, m.rate))
+		return
+	}
+	var r float64
+	if e > o.arrived && left > 0 {
+		end := e
+		if m.kind != kindRefill {
+			// Spend it before the earliest end; the cap holds to the
+			// latest. A whole-second reset anchored to a whole-second
+			// Date may be late or early by a second each.
+			end -= sl
+			if o.coarse {
+				end -= coarseSlack
+			}
+		}
+		r = left / (max(end-o.arrived, minHorizon) / float64(time.Second))
+	}
+	if m.kind == kindRefill || e == 0 {
+		r = max(r, safety*steady*m.share)
+	}
+	m.setRate(r)
+}
+
+// cooldown holds every caller after the server said the client is over its
+// quota.
+func (m *model) cooldown(o observation) {
+	q := o.q
+	quota := q.Remaining >= 0 || q.Limit >= 0
+	// A 429 for a request sent before the last cut is of the same episode:
+	// it may lengthen the hold, but it does not cut or back off again.
+	episode := o.sent >= m.cut
+	if !episode && o.arrived >= m.holdEnd && q.RetryAfter <= 0 {
+		return // an answer sent before the episode's hold, arriving after it
+	}
+	if !quota && episode && !m.cutOpen && m.ceiling != math.Inf(1) {
+		m.cutOpen = true
+		m.cutRate(o)
+	}
+	if episode {
+		m.cut, m.served = o.arrived, o.admitted
+	}
+	var until float64
+	switch {
+	case q.RetryAfter > 0:
+		until = o.arrived + float64(q.RetryAfter) // it takes precedence
+		m.backoffs = 0
+	case o.reset > o.arrived:
+		until = o.reset // its early end for a truncating server; the probe after it tells
+		m.backoffs = 0
+	case !episode:
+		return
+	default:
+		// Exponential backoff with jitter, in intervals of the new rate.
+		base := minBackoff
+		if m.rate > 0 && !math.IsInf(m.rate, 1) {
+			base = max(base, backoffBase*float64(time.Second)/m.rate)
+		}
+		j := float64(m.jitter.Uint64()>>11) / (1 << 53) // uniform in [0, 1)
+		until = o.arrived + base*math.Exp2(float64(min(m.backoffs, 30)))*(0.5+j)
+		m.backoffs++
+	}
+	m.plan.hold = min(until, o.arrived+m.maxCooldown)
+	m.holdEnd = max(m.holdEnd, m.plan.hold)
+	if m.plan.capEnd > m.plan.hold {
+		// The hold's end is when to come back (Retry-After takes
+		// precedence over the reset): a probe then, not the cap.
+		m.plan.capEnd = m.plan.hold
+	}
+}
+
+// cutRate cuts the rate after a 429 from a server that sends no quota.
+func (m *model) cutRate(o observation) {
+	elapsed := max(o.arrived-m.cut, 0) / float64(time.Second)
+	sent := o.admitted - m.served
+	var r float64
+	switch {
+	case math.IsInf(m.rate, 1) || m.rate == 0:
+		// From unthrottled, the answers to the first burst arrive
+		// together: count what was sent, over at least a second. The
+		// server's burst inflates it; the cubic probing corrects it.
+		r = 1.25 * sent / max(elapsed, 1)
+	default:
+		// What went out since the last cut, over that time: a little over
+		// it, bounded by the rate in force, and one episode cuts at most
+		// 20% more than the decrease.
+		r = 1.25 * sent / max(elapsed, 0.1)
+		r = min(max(r, m.rate*0.8), m.rate)
+	}
+	m.slowStart = sent < 4 || r < slowStartRate
+	if m.slowStart {
+		// Nothing measured (a first answer that is a 429): start slow and
+		// double, rather than crawl at a guess.
+		r = slowStartRate / decrease
+	}
+	m.aimd, m.rmax = true, r
+	m.setRate(r * decrease)
+}
+
+// cubic is the probing rate at now: the cubic curve through decrease×rmax
+// at the last cut, flat at rmax after cubicRequests requests' worth of time,
+// and growing beyond it after that, up to twice rmax, where a new curve
+// starts. In slow start the rate doubles instead.
+func (m *model) cubic(now float64) float64 {
+	t := max(now-max(m.cut, m.holdEnd), 0)
+	if m.slowStart {
+		return m.rmax * decrease * math.Exp2(min(t/slowStartDoubling, 40))
+	}
+	k := min(max(cubicRequests/m.rmax, 1), 30) * float64(time.Second)
+	x := (t - k) / k
+	r := m.rmax * (1 + (1-decrease)*x*x*x)
+	if r >= 2*m.rmax {
+		// Twice the rate that drew the last 429 and still no refusal: the
+		// server allows more than was thought. Start a new curve, flat at
+		// the new rate, so that growth never stops for good (nor runs away).
+		m.rmax, m.cut = 2*m.rmax, now-k
+		r = m.rmax
+	}
+	return r
+}

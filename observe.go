@@ -1,0 +1,250 @@
+package throttle
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Pace is how a bucket spends the quota a server reports; see [Config.Pace].
+type Pace int
+
+const (
+	// PaceEven spreads what the server has left over the time until more
+	// comes, so that callers never burst the quota and then stall until
+	// the reset. Against servers whose quota refills continuously (sliding
+	// windows, token buckets, GCRA) it never falls below 95% of the
+	// server's steady rate.
+	PaceEven Pace = iota
+	// PaceBurst lets callers spend what is left in the window at once,
+	// then holds them until the window resets. Servers shown to refill
+	// continuously are paced as with PaceEven.
+	PaceBurst
+)
+
+// A Flight is a request admitted by [Bucket.Begin] and not yet answered. The
+// bucket counts it as in flight, so that the server's Remaining, which does
+// not know of it yet, is read correctly. Call [Flight.Done] exactly once with
+// the response, or with nil when no response came.
+type Flight struct {
+	b    *Bucket
+	sent float64 // when it was admitted, on the bucket's clock
+	seq  float64 // its sequence number among the bucket's admissions
+}
+
+// Begin waits for a token as [Bucket.Wait] does and records the request as in
+// flight until [Flight.Done]. Use it around each request when the bucket is
+// driven directly (an SDK whose transport is not net/http): it tells the
+// bucket which of its admissions the server had counted when it answered.
+func (b *Bucket) Begin(ctx context.Context) (Flight, error) { return b.beginAt(ctx, b.now()) }
+
+// beginAt is Begin with a reading of the bucket's clock taken just before.
+func (b *Bucket) beginAt(ctx context.Context, now float64) (Flight, error) {
+	sent, seq, err := b.waitAt(ctx, 1, now)
+	if err != nil {
+		return Flight{}, err
+	}
+	b.inflight.Add(1)
+	return Flight{b, sent, float64(seq)}, nil
+}
+
+// Done ends the flight with its response, which it observes as
+// [Bucket.Observe] does. resp nil means that no response came (a transport
+// error or a cancelled request): the request leaves the in-flight count and,
+// if it was the bucket's probe, another caller probes. Done does not read or
+// close the body.
+func (f Flight) Done(resp *http.Response) {
+	if resp == nil {
+		f.DoneQuota(0, Quota{})
+		return
+	}
+	if f.b == nil {
+		return
+	}
+	arrived := time.Now()
+	f.doneAt(resp.StatusCode, ParseHeaders(resp.Header, arrived), f.b.at(arrived))
+}
+
+// DoneQuota is [Flight.Done] for callers that parse the response themselves:
+// status is the HTTP status (0: no response) and q what the server said. Set
+// Limit and Remaining to -1 when the server did not state them: the zero
+// Quota says that the quota is spent.
+func (f Flight) DoneQuota(status int, q Quota) {
+	if f.b != nil {
+		f.doneAt(status, q, f.b.now())
+	}
+}
+
+// doneAt is DoneQuota for an answer that arrived at now, on the bucket's
+// clock.
+func (f Flight) doneAt(status int, q Quota, now float64) {
+	if f.b == nil {
+		return
+	}
+	f.b.observe(status, q, &f, now)
+}
+
+// Observe folds a response into the bucket: its rate-limit headers (read by
+// [ParseHeaders]) cap what may go out until the server's window ends, teach
+// the rate when [Config.Limit] is zero, and a 429 (or a 503 with
+// Retry-After, or GitHub's 403 with no quota left) holds every caller of the
+// bucket until the server's Retry-After, else its reset, else a backoff with
+// jitter, capped by [Config.MaxCooldown]. Callers queued in Wait are
+// re-planned. Observe reads only the status and headers; resp nil is
+// ignored.
+//
+// Observe does not know which request the response answers: it takes the
+// requests in flight ([Bucket.Begin]) as not yet counted by the server and
+// the others as counted. Prefer [Flight.Done], which knows.
+func (b *Bucket) Observe(resp *http.Response) {
+	if resp == nil {
+		return
+	}
+	arrived := time.Now()
+	b.observe(resp.StatusCode, ParseHeaders(resp.Header, arrived), nil, b.at(arrived))
+}
+
+// ObserveQuota is [Bucket.Observe] for callers that parse the response
+// themselves: status is the HTTP status and q what the server said (-1 for
+// counts not stated, as in [Flight.DoneQuota]).
+func (b *Bucket) ObserveQuota(status int, q Quota) {
+	b.observe(status, q, nil, b.now())
+}
+
+// observe folds one answer, which arrived at now, into the bucket. f is the
+// request's flight, nil when not known.
+func (b *Bucket) observe(status int, q Quota, f *Flight, now float64) {
+	defer b.emit()
+	b.mu.Lock()
+	now = b.ownAt(now)
+	o := observation{arrived: now, status: status, q: q, admitted: float64(b.count())}
+	if f != nil {
+		for v := b.inflight.Load(); v > 0 && !b.inflight.CompareAndSwap(v, v-1); v = b.inflight.Load() {
+		} // never below zero, even if a Flight is Done twice
+		o.seq, o.sent = f.seq, f.sent
+		// Of those in flight, the ones admitted after this request are at
+		// most admitted − seq; any more were admitted before it.
+		o.behind = max(float64(b.inflight.Load())-(o.admitted-o.seq), 0)
+	} else {
+		o.seq, o.sent = o.admitted-float64(b.inflight.Load()), now
+	}
+	if b.learning {
+		b.probing = max(b.probing-1, 0)
+		if status != 0 {
+			b.learning, b.probing = false, 0
+		}
+	}
+	if status != 0 { // no response: nothing was learned
+		if !q.Reset.IsZero() {
+			o.reset = max(b.at(q.Reset), 1) // 0 says "not stated"
+			o.coarse = q.Reset.Nanosecond() == 0 || wholeSeconds(o.reset-now)
+		}
+		b.apply(now, b.model.observe(o))
+	}
+	b.replan(now)
+	b.release(now)
+	b.mu.Unlock()
+	if b.store != nil {
+		b.sendCorrection()
+	}
+}
+
+// wholeSeconds reports whether ns is a whole number of seconds, as a delta
+// the parser anchored to the arrival is.
+func wholeSeconds(ns float64) bool {
+	frac := math.Mod(math.Abs(ns), float64(time.Second))
+	return frac < float64(time.Microsecond) || frac > float64(time.Second-time.Microsecond)
+}
+
+// apply makes the gate enforce the model's plan. It requires that b.mu is
+// held and the state owned.
+func (b *Bucket) apply(now float64, p plan) {
+	if p.capEnd > now {
+		// A correction: the server allows less than the bucket would admit.
+		if tokens, left := b.tokensNow(now), p.capSeq(now)-float64(b.count()); left < tokens {
+			b.stats.corrections++
+			b.stats.drift = tokens - left
+		}
+	}
+	if p.rate != 0 {
+		b.setLimit(now, rate.Limit(p.rate))
+	}
+	if p.burst > 0 && b.auto && b.burst != p.burst {
+		b.auto = false
+		b.setParams(now, b.limit, p.burst) // republishes the capacity
+	}
+	b.capBase, b.capAt, b.capGrow, b.capEnd = p.capBase, p.capAt, p.capGrow, p.capEnd
+	if b.store != nil && p.capEnd > now {
+		// Only lower the shared tokens: this process's count leaves out
+		// the other processes', so a raise could overshoot; the rate
+		// refills the store.
+		b.corr.SetTokens, b.corr.Tokens, b.corrReady = true, p.capSeq(now)-float64(b.count()), true
+	}
+	if p.hold > now {
+		b.holdUntil(now, p.hold)
+	}
+}
+
+// capSeq is the highest sequence number the cap admits at t. It requires
+// that b.mu is held.
+func (b *Bucket) capSeq(t float64) float64 {
+	return b.capBase + b.capGrow*max(t-b.capAt, 0)
+}
+
+// capped reports whether the cap refuses n more admissions at now. It
+// requires that b.mu is held.
+func (b *Bucket) capped(now float64, n int) bool {
+	return now < b.capEnd && float64(b.count()+uint64(n)) > b.capSeq(now)+1e-9
+}
+
+// capFree returns when the cap admits n more (those queued ahead counted in
+// n), +Inf if only its end does. It requires that b.mu is held.
+func (b *Bucket) capFree(now float64, n int) float64 {
+	need := float64(b.count()+uint64(n)) - b.capSeq(now)
+	if need <= 1e-9 || now >= b.capEnd {
+		return now
+	}
+	at := b.capEnd
+	if b.capGrow > 0 {
+		at = min(at, now+need/b.capGrow)
+	}
+	return at
+}
+
+// setLimit sets the rate, bounded by the configured ceiling, keeping the
+// tokens. It requires that b.mu is held and the state owned.
+func (b *Bucket) setLimit(now float64, r rate.Limit) {
+	if r = normLimit(r); r == 0 {
+		return
+	}
+	if b.ceiling > 0 {
+		r = min(r, b.ceiling)
+	}
+	if r != b.limit {
+		b.setParams(now, r, b.burst)
+	}
+}
+
+// holdUntil holds every caller until t, capped by MaxCooldown; the first
+// request after the hold goes alone and the others wait for its answer. It
+// requires that b.mu is held and the state owned.
+func (b *Bucket) holdUntil(now, t float64) {
+	if now >= b.hold {
+		b.holdFrom = now
+	}
+	t = min(t, b.holdFrom+b.maxCooldown)
+	if t <= b.hold {
+		return
+	}
+	if now >= b.hold {
+		b.stats.cooldowns++
+		b.note(Event{Kind: EventCooldown, Until: b.epoch.Add(time.Duration(t))})
+	}
+	b.hold, b.probe = t, true
+	if b.store != nil {
+		b.corr.Hold, b.corrReady = max(b.corr.Hold, time.Duration(t-now)), true
+	}
+}
