@@ -34,6 +34,12 @@ type Server struct {
 	// CountsRefused reports whether a refused request counts against the
 	// quota too, as if it had been admitted.
 	CountsRefused bool
+	// RefusesSteadyRate reports whether a client sending at exactly the
+	// steady rate, Limit ÷ Window, is refused for good once the server's
+	// first window has been used up: a counter of refused requests that
+	// slides keeps such a client on the limit, and each refusal keeps it
+	// there. Only a client below the steady rate is served.
+	RefusesSteadyRate bool
 
 	start func() (*Instance, error)
 }
@@ -262,13 +268,16 @@ func UluleBare() Server {
 // only a bare 429. It is built on httprate's LimitCounter (httprate itself
 // counts only admitted requests). A client that goes on sending at the
 // steady rate once refused is refused for as long as it does: each refusal
-// keeps the estimate over the limit.
+// keeps the estimate over the limit (see [Server.RefusesSteadyRate]). From
+// the second window on, x/time/rate told the quota sees half its answers
+// 429.
 func CountingBare() Server {
 	return Server{
-		Name:          "counting-bare",
-		Algorithm:     "sliding-window counter, counts refused",
-		Quota:         Quota{Limit: defLimit, Window: defWindow},
-		CountsRefused: true,
+		Name:              "counting-bare",
+		Algorithm:         "sliding-window counter, counts refused",
+		Quota:             Quota{Limit: defLimit, Window: defWindow},
+		CountsRefused:     true,
+		RefusesSteadyRate: true,
 		start: func() (*Instance, error) {
 			return serve(func(ok http.Handler) (http.Handler, error) {
 				return newCountingWindow(defLimit, defWindow, ok), nil

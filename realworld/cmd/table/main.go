@@ -2,6 +2,7 @@
 // prints a Markdown table of the share of 429s and of the quota used.
 //
 //	go run ./realworld/cmd/table [-d 3s] [-v]
+//	go run ./realworld/cmd/table -headers   # one example exchange per server
 //
 // Servers that cannot start here (nginx not installed) are left out, with a
 // note on stderr.
@@ -21,7 +22,18 @@ import (
 func main() {
 	d := flag.Duration("d", 3*time.Second, "how long each client sends to each server")
 	v := flag.Bool("v", false, "print every run's counts on stderr too")
+	headers := flag.Bool("headers", false, "print each server's first answer and first 429 instead")
 	flag.Parse()
+
+	if *headers {
+		for _, s := range realworld.Servers() {
+			fmt.Printf("## %s (%s)\n\n", s.Name, s.Algorithm)
+			if err := realworld.WriteExchange(os.Stdout, s); err != nil {
+				fmt.Fprintln(os.Stderr, "table:", err)
+			}
+		}
+		return
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
