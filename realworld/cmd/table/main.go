@@ -1,0 +1,57 @@
+// Command table runs every client kind against every real-world server and
+// prints a Markdown table of the share of 429s and of the quota used.
+//
+//	go run ./realworld/cmd/table [-d 3s] [-v]
+//	go run ./realworld/cmd/table -headers   # one example exchange per server
+//
+// Servers that cannot start here (nginx not installed) are left out, with a
+// note on stderr.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/go-throttle/throttle/realworld"
+)
+
+func main() {
+	d := flag.Duration("d", 3*time.Second, "how long each client sends to each server")
+	v := flag.Bool("v", false, "print every run's counts on stderr too")
+	headers := flag.Bool("headers", false, "print each server's first answer and first 429 instead")
+	flag.Parse()
+
+	if *headers {
+		for _, s := range realworld.Servers() {
+			fmt.Printf("## %s (%s)\n\n", s.Name, s.Algorithm)
+			if err := realworld.WriteExchange(os.Stdout, s); err != nil {
+				fmt.Fprintln(os.Stderr, "table:", err)
+			}
+		}
+		return
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	results, err := realworld.RunAll(ctx, realworld.Servers(), realworld.Clients(), realworld.Options{Duration: *d})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "table: left out:", err)
+	}
+	if *v {
+		for _, r := range results {
+			fmt.Fprintln(os.Stderr, r)
+		}
+	}
+	fmt.Printf("Each cell: %% of answers that were 429 / %% of quota used (2xx ÷ (limit × D/window + burst)), D = %v, 16 goroutines.\n\n", *d)
+	if err := realworld.WriteTable(os.Stdout, results); err != nil {
+		fmt.Fprintln(os.Stderr, "table:", err)
+		os.Exit(1)
+	}
+	if ctx.Err() != nil {
+		os.Exit(1)
+	}
+}

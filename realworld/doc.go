@@ -1,0 +1,29 @@
+// Package realworld drives HTTP clients against rate-limited servers on
+// loopback whose limiters come from projects nobody on throttle wrote
+// (throttled's GCRA, tollbooth's token bucket, httprate's sliding-window
+// counter, ulule/limiter's fixed window, nginx's limit_req), and reports how
+// many 429s each client drew and how much of the quota it used.
+//
+// # Servers
+//
+// [Servers] lists them; each [Server] names its algorithm, the headers it
+// sends and its true [Quota], and starts a fresh [Instance] per run. nginx is
+// started from a temporary prefix on a free port; without the binary its
+// Start fails with [ErrUnavailable].
+//
+// # Runs
+//
+// [Run] drives one [Client] kind against one server: 16 goroutines send GET
+// requests as fast as the client lets them for 3 s, each with a 2 s
+// deadline. The [Result] counts every outcome; [Result.Used] is the share of
+// the quota used, 2xx ÷ (Limit × D/Window + Burst). [RunAll] runs a whole
+// table; [WriteTable] prints it in Markdown.
+//
+// # Targets
+//
+// [Targets] are what throttle's server model should achieve. The tests
+// assert them only with REALWORLD_STRICT=1.
+//
+// See README.md for each server's exact headers and how to reproduce the
+// figures: go run ./realworld/cmd/table.
+package realworld

@@ -1,0 +1,209 @@
+package realworld
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// nginxBin is where Debian's nginx-light puts the binary; PATH is tried first.
+const nginxBin = "/usr/sbin/nginx"
+
+// NginxPath returns the nginx binary, or an error matching [ErrUnavailable].
+func NginxPath() (string, error) {
+	if p, err := exec.LookPath("nginx"); err == nil {
+		return p, nil
+	}
+	if _, err := os.Stat(nginxBin); err != nil {
+		return "", fmt.Errorf("%w: nginx not on PATH nor at %s (apt-get install nginx-light)", ErrUnavailable, nginxBin)
+	}
+	return nginxBin, nil
+}
+
+// Nginx is nginx's limit_req, in the setup most guides give for an API:
+//
+//	limit_req_zone $binary_remote_addr zone=api:1m rate=10r/s;
+//	limit_req_status 429;
+//	location / { limit_req zone=api burst=5 nodelay; ... }
+//
+// A leaky bucket by client IP with millisecond resolution: a request is
+// refused when it would take the bucket beyond 5 excess requests; nodelay
+// answers the excess at once instead of spacing it out. A fresh bucket
+// admits 6 at once (the first request leaves it empty). It sends no
+// rate-limit headers and no Retry-After, only a bare 429 with an HTML body,
+// and does not count refused requests.
+//
+// Each [Server.Start] runs its own nginx (master_process off, daemon off)
+// from a temporary prefix on a free loopback port, and Close stops it
+// (SIGTERM, then SIGKILL after 5 s). The admitted count comes from its access
+// log, read after it stops.
+func Nginx() Server {
+	return Server{
+		Name:      "nginx",
+		Algorithm: "leaky bucket (limit_req burst=5 nodelay)",
+		Quota:     Quota{Limit: 10, Window: time.Second, Burst: 6},
+		start:     startNginx,
+	}
+}
+
+const nginxConf = `daemon off;
+master_process off;
+worker_processes 1;
+pid nginx.pid;
+error_log error.log warn;
+events { worker_connections 1024; }
+http {
+	default_type text/plain;
+	log_format status '$status';
+	access_log access.log status;
+	keepalive_requests 1000000;
+	limit_req_zone $binary_remote_addr zone=api:1m rate=10r/s;
+	limit_req_status 429;
+	server {
+		listen 127.0.0.1:%d;
+		root html;
+		location / {
+			limit_req zone=api burst=5 nodelay;
+			# try_files runs after limit_req (a "return" would run before it).
+			try_files /ok.txt =404;
+		}
+	}
+}
+`
+
+func startNginx() (*Instance, error) {
+	bin, err := NginxPath()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "realworld-nginx-")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "html"), 0o755); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "html", "ok.txt"), []byte("ok\n"), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	// The port is free when we look; another process may take it before
+	// nginx binds it, so try a few.
+	var last error
+	for range 5 {
+		inst, err := tryNginx(bin, dir)
+		if err == nil {
+			return inst, nil
+		}
+		last = err
+	}
+	os.RemoveAll(dir)
+	return nil, last
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func tryNginx(bin, dir string) (*Instance, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	conf := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(conf, fmt.Appendf(nil, nginxConf, port), 0o644); err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	// -e: the error log before the configuration is read, which would
+	// otherwise be /var/log/nginx/error.log.
+	cmd := exec.Command(bin, "-p", dir+"/", "-c", conf, "-e", filepath.Join(dir, "error.log"))
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			return nil, fmt.Errorf("nginx exited (%v): %s%s", err, out.String(), log)
+		default:
+		}
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			<-exited
+			return nil, fmt.Errorf("nginx did not listen on %s within 10s: %v", addr, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	admitted := int64(-1)
+	inst := &Instance{URL: "http://" + addr + "/", admitted: func() int64 { return admitted }}
+	var closed bool
+	var closeErr error
+	inst.close = func() error {
+		if closed {
+			return closeErr
+		}
+		closed = true
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		admitted, closeErr = countStatus(filepath.Join(dir, "access.log"), "200")
+		if err := os.RemoveAll(dir); closeErr == nil {
+			closeErr = err
+		}
+		return closeErr
+	}
+	return inst, nil
+}
+
+// countStatus counts the lines of an access log (format: $status) that are
+// status.
+func countStatus(path, status string) (int64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return -1, err
+	}
+	defer f.Close()
+	var n int64
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == status {
+			n++
+		}
+	}
+	return n, sc.Err()
+}

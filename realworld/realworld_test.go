@@ -1,0 +1,142 @@
+package realworld_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-throttle/throttle/realworld"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// maxXRate429 is the share of 429s that x/time/rate, told the quota and
+// pacing with a burst of 1, may see from any server: whatever throttle's
+// model does, a client at the steady rate must be (nearly) welcome, or the
+// server or the harness is wrong. Servers that refuse the steady rate
+// itself (Server.RefusesSteadyRate) are the exception.
+const maxXRate429 = 0.05
+
+// options are the runs' options: REALWORLD_DURATION (a time.Duration) if
+// set, else 3 s, or 1.5 s with -short.
+func options(t *testing.T) realworld.Options {
+	t.Helper()
+	o := realworld.Options{Duration: 3 * time.Second}
+	if testing.Short() {
+		o.Duration = 1500 * time.Millisecond
+	}
+	if v := os.Getenv("REALWORLD_DURATION"); v != "" {
+		d, err := time.ParseDuration(v)
+		require.NoError(t, err, "REALWORLD_DURATION")
+		o.Duration = d
+	}
+	return o
+}
+
+// limited are the client kinds that limit themselves; -short runs two.
+func limited() []realworld.Client {
+	if testing.Short() {
+		return []realworld.Client{realworld.ZeroConfig, realworld.XRate}
+	}
+	return []realworld.Client{realworld.ZeroConfig, realworld.ToldQuota, realworld.XRate, realworld.FourProcesses}
+}
+
+// check logs r and asserts that its counts add up. It skips the test if
+// the server could not start here (nginx not installed), unless CI=true,
+// where it must.
+func check(t *testing.T, r realworld.Result, err error) {
+	t.Helper()
+	if errors.Is(err, realworld.ErrUnavailable) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and %v", err)
+		}
+		t.Skip(err)
+	}
+	require.NoError(t, err)
+	t.Log(r)
+	require.NoError(t, r.Check(), "the counts of %s × %s do not add up", r.Server.Name, r.Client)
+}
+
+// runServers runs c against every server at once (t.Parallel would hold
+// them to -parallel, GOMAXPROCS by default) and returns the results and
+// errors in the order of realworld.Servers.
+func runServers(c realworld.Client, o realworld.Options) ([]realworld.Result, []error) {
+	servers := realworld.Servers()
+	res := make([]realworld.Result, len(servers))
+	errs := make([]error, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		wg.Go(func() { res[i], errs[i] = realworld.Run(context.Background(), s, c, o) })
+	}
+	wg.Wait()
+	return res, errs
+}
+
+// TestRealWorld runs each limited client kind against every server (the
+// servers at once), then the no-limit baseline against each server alone.
+// It asserts what holds whatever the model does; REALWORLD_STRICT=1 asserts
+// throttle's targets too.
+func TestRealWorld(t *testing.T) {
+	o := options(t)
+	strict := os.Getenv("REALWORLD_STRICT") == "1"
+	for _, c := range limited() {
+		t.Run(c.Slug(), func(t *testing.T) {
+			res, errs := runServers(c, o)
+			for i, s := range realworld.Servers() {
+				t.Run(s.Name, func(t *testing.T) {
+					r := res[i]
+					check(t, r, errs[i])
+					if c == realworld.XRate && !s.RefusesSteadyRate {
+						assert.LessOrEqual(t, r.Share429(), maxXRate429,
+							"%s × x/time/rate told the quota: %d of %d answers were 429", s.Name, r.TooMany, r.Answers())
+					}
+					if tg, ok := realworld.TargetFor(s, c); ok && strict {
+						assert.NoError(t, tg.Meets(r), "%s × %s: target", s.Name, c)
+					}
+				})
+			}
+		})
+	}
+	// One server at a time: a client with no limit keeps the CPU busy.
+	t.Run(realworld.NoLimit.Slug(), func(t *testing.T) {
+		for _, s := range realworld.Servers() {
+			t.Run(s.Name, func(t *testing.T) {
+				r, err := realworld.Run(context.Background(), s, realworld.NoLimit, o)
+				check(t, r, err)
+				assert.Greater(t, r.Share429(), 0.5,
+					"%s refused %d of %d answers to a client with no limit, want most", s.Name, r.TooMany, r.Answers())
+				// A window that opens as the run ends may let in what is on the wire.
+				most := r.Server.Quota.Capacity(r.Duration) + float64(r.Server.Quota.Limit)
+				assert.LessOrEqual(t, float64(r.OK), most,
+					"%s admitted %d to a client with no limit, want at most capacity + limit %.0f", s.Name, r.OK, most)
+			})
+		}
+	})
+}
+
+func TestQuotaCapacity(t *testing.T) {
+	tests := []struct {
+		q    realworld.Quota
+		d    time.Duration
+		want float64
+	}{
+		{realworld.Quota{Limit: 30, Window: 3 * time.Second, Burst: 30}, 3 * time.Second, 60},
+		{realworld.Quota{Limit: 10, Window: time.Second, Burst: 6}, 3 * time.Second, 36},
+		{realworld.Quota{Limit: 30, Window: 3 * time.Second}, 6 * time.Second, 60},
+	}
+	for _, tt := range tests {
+		assert.InDelta(t, tt.want, tt.q.Capacity(tt.d), 1e-9, "%+v.Capacity(%v)", tt.q, tt.d)
+	}
+}
+
+func TestTargetsCoverThrottleClients(t *testing.T) {
+	for _, s := range realworld.Servers() {
+		for _, c := range []realworld.Client{realworld.ZeroConfig, realworld.ToldQuota, realworld.FourProcesses} {
+			_, ok := realworld.TargetFor(s, c)
+			assert.True(t, ok, "TargetFor(%s, %s) has no target", s.Name, c)
+		}
+	}
+}
