@@ -1,6 +1,7 @@
 package throttletest_test
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -165,6 +166,18 @@ func TestDialects(t *testing.T) {
 			refusedBody: "rate limit exceeded\n",
 		},
 		{
+			dialect: throttletest.DateReset,
+			admitted: map[string]string{
+				"date": date, "x-ratelimit-limit": "2", "x-ratelimit-remaining": "1",
+				"x-ratelimit-reset": "Sat, 01 Jan 2000 00:01:00 GMT",
+			},
+			refused: map[string]string{
+				"date": date, "x-ratelimit-limit": "2", "x-ratelimit-remaining": "0",
+				"x-ratelimit-reset": "Sat, 01 Jan 2000 00:01:00 GMT", "retry-after": "Sat, 01 Jan 2000 00:01:00 GMT",
+			},
+			refusedBody: "rate limit exceeded\n",
+		},
+		{
 			dialect: throttletest.GitHub,
 			admitted: map[string]string{
 				"date": date, "x-ratelimit-limit": "2", "x-ratelimit-remaining": "1",
@@ -276,14 +289,19 @@ func TestHostile(t *testing.T) {
 		}},
 		{throttletest.RetryAfterOnly, map[string]string{"date": date, "retry-after": "999999999"}},
 		{throttletest.None, map[string]string{"date": date}},
+		{throttletest.DateReset, map[string]string{
+			"date": date, "x-ratelimit-limit": "18446744073709551616", "x-ratelimit-remaining": "-1",
+			"x-ratelimit-reset": "Fri, 31 Dec 9999 23:59:59 +0000", "retry-after": "Fri, 31 Dec 9999 23:59:59 +0000",
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.dialect.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := throttletest.NewHandler(throttletest.Config{
-					Quota:   throttletest.Quota{Limit: 1, Window: time.Second},
-					Dialect: tc.dialect,
-					Hostile: true,
+					Quota:      throttletest.Quota{Limit: 1, Window: time.Second},
+					Dialect:    tc.dialect,
+					Hostile:    true,
+					DateFormat: throttletest.RFC1123Z, // DateReset's only
 				})
 				resp, _ := get(t, h, "/")
 				require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -486,12 +504,20 @@ func TestZeroHandler(t *testing.T) {
 // TestConcurrent checks that many goroutines at the same instant get
 // exactly Limit admissions.
 func TestConcurrent(t *testing.T) {
-	for _, alg := range []throttletest.Algorithm{throttletest.FixedWindow, throttletest.SlidingWindow, throttletest.TokenBucket} {
-		t.Run(alg.String(), func(t *testing.T) {
+	cases := []throttletest.Quota{
+		{Algorithm: throttletest.FixedWindow},
+		{Algorithm: throttletest.SlidingWindow},
+		{Algorithm: throttletest.TokenBucket},
+		{Algorithm: throttletest.GCRA},
+		{Algorithm: throttletest.LeakyBucket},
+		{Algorithm: throttletest.FixedWindow, Align: throttletest.AlignFirstRequest},
+		{Algorithm: throttletest.SlidingWindow, CountRefused: true},
+	}
+	for _, q := range cases {
+		q.Limit = 10
+		t.Run(fmt.Sprintf("%+v", q), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := throttletest.NewHandler(throttletest.Config{
-					Quota: throttletest.Quota{Limit: 10, Algorithm: alg},
-				})
+				h := throttletest.NewHandler(throttletest.Config{Quota: q})
 				var wg sync.WaitGroup
 				for range 100 {
 					wg.Go(func() { status(h, "/") })
@@ -514,6 +540,11 @@ func TestNewHandlerPanics(t *testing.T) {
 		{"Resources", throttletest.Config{Resources: map[string]throttletest.Quota{"x": {Algorithm: -1}}}, "throttletest: unknown Algorithm(-1)"},
 		{"RefuseStatus", throttletest.Config{RefuseStatus: 200}, "throttletest: Config.RefuseStatus 200 is not an error status"},
 		{"Secondary.Status", throttletest.Config{Secondary: throttletest.SecondaryLimit{Status: 999}}, "throttletest: Config.Secondary.Status 999 is not an error status"},
+		{"Dialect after DateReset", throttletest.Config{Dialect: throttletest.DateReset + 1}, "throttletest: unknown Dialect(7)"},
+		{"ResetRounding", throttletest.Config{ResetRounding: 3}, "throttletest: unknown Rounding(3)"},
+		{"DateFormat", throttletest.Config{DateFormat: -1}, "throttletest: unknown DateFormat(-1)"},
+		{"Align", throttletest.Config{Quota: throttletest.Quota{Align: 5}}, "throttletest: unknown Alignment(5)"},
+		{"Burst", throttletest.Config{Quota: throttletest.Quota{Burst: 2}}, "throttletest: Quota.Burst with FixedWindow, which has no burst"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
