@@ -222,7 +222,7 @@ type Config struct {
 
 	// ResetRounding is how every reset and Retry-After sent is rounded to
 	// its header's resolution: Unix seconds, delta seconds, dates, and the
-	// OpenAI dialect's milliseconds. Zero: RoundUp. Real servers mostly
+	// OpenAI dialect's milliseconds. Zero: RoundUp. Many real servers
 	// Truncate. RateLimit-Policy's window is always rounded up.
 	ResetRounding Rounding
 
@@ -230,8 +230,8 @@ type Config struct {
 	// by Phase (modulo each quota's Window; negative: earlier), as if the
 	// server's process had started at another instant: with Phase 300ms
 	// and 1-second windows aligned to the start, the first window ends
-	// 300ms after it, and a reset is never a whole second away. It moves
-	// nothing else. Zero: no shift.
+	// 300ms after it, and every reset falls between whole seconds. It
+	// moves nothing else. Zero: no shift.
 	Phase time.Duration
 
 	// RetryAfterWindow makes the Retry-After of a request refused by the
@@ -278,9 +278,10 @@ type Config struct {
 	// in a testing/synctest bubble, the same requests sent in the same
 	// order are answered in the same shuffled order on every run. The
 	// request is counted at its arrival, before the wait, as with Latency.
-	// Zero: no jitter.
+	// Zero or negative: no jitter.
 	Jitter time.Duration
-	// Seed seeds Jitter's pseudo-random source (math/rand/v2's PCG).
+	// Seed seeds Jitter's pseudo-random source (math/rand/v2's PCG); zero
+	// is a seed like any other.
 	Seed uint64
 
 	// Handler answers admitted requests; the rate-limit headers are already

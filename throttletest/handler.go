@@ -116,8 +116,9 @@ type Point struct {
 }
 
 // Stats is a snapshot of what a Handler answered. A request is counted when
-// it arrives, before Config.Latency: one whose client gave up during the
-// latency is counted all the same.
+// it arrives, before its answer waits (Config.Latency, Config.Jitter, a
+// LeakyBucket's delay): one whose client gave up during the wait is counted
+// all the same.
 type Stats struct {
 	Counts                      // all resources together
 	Resources map[string]Counts // per resource, for each resource that saw a request
@@ -167,8 +168,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.serve(w, r)
 }
 
-// serve is ServeHTTP. It reports false if r's context ended during
-// Config.Latency, in which case nothing was written.
+// serve is ServeHTTP. It reports false if r's context ended while the
+// answer waited (decision.wait), in which case nothing was written.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (answered bool) {
 	name := DefaultResource
 	if h.cfg.Route != nil {

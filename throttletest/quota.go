@@ -162,7 +162,7 @@ type Quota struct {
 	// refused until it pauses long enough for them to age out. With other
 	// algorithms it makes NewHandler panic: a full FixedWindow refuses
 	// everything until it ends whether or not it counts the refusals, and
-	// buckets never count one (throttled, nginx).
+	// the buckets here, as throttled's and nginx's, never count one.
 	CountRefused bool
 
 	// NoDelay is nginx's nodelay for LeakyBucket: requests within the burst
