@@ -31,8 +31,9 @@ const (
 
 	// TokenBucket holds up to Burst tokens (Limit by default) and refills
 	// Limit tokens per Window, continuously; a request takes one token. It
-	// starts full. It states Limit as its limit; Remaining is the whole
-	// tokens left; the reset time is when the bucket will be full again, and
+	// starts full. It states Limit as its limit (with Burst above Limit,
+	// Remaining can exceed it); Remaining is the whole tokens left; the
+	// reset time is when the bucket will be full again, and
 	// Retry-After (when a dialect sends it) is when the next token arrives.
 	TokenBucket
 
