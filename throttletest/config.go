@@ -20,49 +20,6 @@ const (
 	MaxLimit = 1_000_000_000_000
 )
 
-// Algorithm is how a [Quota] counts requests.
-type Algorithm int
-
-const (
-	// FixedWindow counts requests in consecutive windows of Quota.Window,
-	// aligned to the handler's start. A window admits Limit requests; its
-	// count drops to zero when the next window begins. The reset time is the
-	// end of the current window.
-	FixedWindow Algorithm = iota
-
-	// SlidingWindow is the sliding-window counter of go-chi/httprate and of
-	// many API gateways: the estimate
-	//
-	//	previousWindowCount × (1 − elapsedInCurrentWindow/Window) + currentWindowCount
-	//
-	// must stay below Limit for a request to be admitted. Remaining is
-	// Limit − ⌈estimate⌉ (never below 0). The reset time is the end of the
-	// current fixed window, as real servers report it, although the estimate
-	// may still be at the limit then: a client that trusts the reset blindly
-	// can be refused again.
-	SlidingWindow
-
-	// TokenBucket holds up to Limit tokens and refills Limit tokens per Window,
-	// continuously; a request takes one token. It starts full. Remaining is
-	// the whole tokens left; the reset time is when the bucket will be full
-	// again, and Retry-After (when a dialect sends it) is when the next token
-	// arrives.
-	TokenBucket
-)
-
-// String returns the algorithm's Go name, such as "FixedWindow".
-func (a Algorithm) String() string {
-	switch a {
-	case FixedWindow:
-		return "FixedWindow"
-	case SlidingWindow:
-		return "SlidingWindow"
-	case TokenBucket:
-		return "TokenBucket"
-	}
-	return fmt.Sprintf("Algorithm(%d)", int(a))
-}
-
 // Dialect is the set of rate-limit headers a [Handler] speaks. Every dialect
 // also sends a Date header from the server's clock (see Config.DateSkew).
 // The package documentation lists every header and value format.
@@ -95,8 +52,16 @@ const (
 	// (delta seconds).
 	RetryAfterOnly
 
-	// None sends no rate-limit headers at all: a refusal is a bare 429.
+	// None sends no rate-limit headers at all: a refusal is a bare 429 (or
+	// Config.RefuseStatus), as nginx's limit_req sends.
 	None
+
+	// DateReset sends X-RateLimit-Limit, X-RateLimit-Remaining and
+	// X-RateLimit-Reset on every response, the reset as a date rather than
+	// a number, and Retry-After as a date on refusals, both in
+	// Config.DateFormat, as some servers send them: an absolute time on the
+	// server's clock, to the second.
+	DateReset
 )
 
 // String returns the dialect's Go name, such as "GitHub".
@@ -114,25 +79,87 @@ func (d Dialect) String() string {
 		return "RetryAfterOnly"
 	case None:
 		return "None"
+	case DateReset:
+		return "DateReset"
 	}
 	return fmt.Sprintf("Dialect(%d)", int(d))
 }
 
-// Quota is the limit one resource enforces: Limit requests per Window,
-// counted by Algorithm.
-//
-// The zero Quota is DefaultLimit (10) requests per DefaultWindow (1s) in
-// fixed windows.
-type Quota struct {
-	// Limit is the number of requests allowed per Window. Zero or negative:
-	// DefaultLimit. Above MaxLimit: MaxLimit.
-	Limit int
-	// Window is the length of the quota's window (and, for TokenBucket, the
-	// time to refill Limit tokens). Zero or negative: DefaultWindow. Dialects
-	// that state the window in seconds round it up to a whole second.
-	Window time.Duration
-	// Algorithm is how requests are counted. Zero: FixedWindow.
-	Algorithm Algorithm
+// Rounding is how a [Handler] rounds the resets and Retry-After values it
+// sends to the resolution of their header: a whole second, or for the
+// OpenAI dialect's durations a millisecond.
+type Rounding int
+
+const (
+	// RoundUp rounds up, so that a client that waits until the stated time
+	// is never early; a Retry-After in seconds is at least 1.
+	RoundUp Rounding = iota
+
+	// Truncate rounds down, as most real servers do, by integer division or
+	// time.Time.Unix: ulule/limiter's X-RateLimit-Reset (the expiry's Unix
+	// seconds), go-chi/httprate's Retry-After (int(window.Seconds())), many
+	// gateways. A client that waits until the stated reset can be up to a
+	// second early and be refused; a Retry-After can be 0.
+	Truncate
+
+	// Nearest rounds to the nearest value, halves up: the stated time is up
+	// to half a second early or late.
+	Nearest
+)
+
+// String returns the rounding's Go name, such as "RoundUp".
+func (r Rounding) String() string {
+	switch r {
+	case RoundUp:
+		return "RoundUp"
+	case Truncate:
+		return "Truncate"
+	case Nearest:
+		return "Nearest"
+	}
+	return fmt.Sprintf("Rounding(%d)", int(r))
+}
+
+// DateFormat is the layout of the dates the DateReset dialect sends.
+type DateFormat int
+
+const (
+	// IMFFixdate is HTTP's date format, [http.TimeFormat]:
+	// "Sat, 01 Jan 2000 00:00:10 GMT". [http.ParseTime] reads it.
+	IMFFixdate DateFormat = iota
+
+	// RFC1123UTC is [time.RFC1123] of a UTC time, as a Go server formatting
+	// time.Now().UTC() with it sends: "Sat, 01 Jan 2000 00:00:10 UTC".
+	// http.ParseTime does not read it.
+	RFC1123UTC
+
+	// RFC1123Z is [time.RFC1123Z], a numeric zone:
+	// "Sat, 01 Jan 2000 00:00:10 +0000". http.ParseTime does not read it.
+	RFC1123Z
+)
+
+// String returns the format's Go name, such as "IMFFixdate".
+func (f DateFormat) String() string {
+	switch f {
+	case IMFFixdate:
+		return "IMFFixdate"
+	case RFC1123UTC:
+		return "RFC1123UTC"
+	case RFC1123Z:
+		return "RFC1123Z"
+	}
+	return fmt.Sprintf("DateFormat(%d)", int(f))
+}
+
+// layout is f's layout for time.Time.Format.
+func (f DateFormat) layout() string {
+	switch f {
+	case RFC1123UTC:
+		return time.RFC1123
+	case RFC1123Z:
+		return time.RFC1123Z
+	}
+	return http.TimeFormat
 }
 
 // SecondaryLimit is an extra limit over all resources together, modelled on
@@ -160,8 +187,8 @@ type SecondaryLimit struct {
 }
 
 // Config describes a fake API. The zero Config is a GitHub-dialect API
-// allowing 10 requests per second in fixed windows, answering 200 with a small
-// JSON body.
+// allowing 10 requests per second in fixed windows aligned to its start,
+// answering 200 with a small JSON body at once, its resets rounded up.
 type Config struct {
 	// Quota is the quota of every resource not listed in Resources,
 	// DefaultResource included.
@@ -188,9 +215,34 @@ type Config struct {
 
 	// DateSkew is how far the server's clock is ahead of the real one
 	// (negative: behind). It shifts the Date header and every absolute time
-	// the dialect sends (GitHub's X-RateLimit-Reset) alike, so a client that
-	// anchors resets on Date is unaffected. Delta headers do not change.
+	// the dialect sends (GitHub's X-RateLimit-Reset, DateReset's dates)
+	// alike, so a client that anchors resets on Date is unaffected. Delta
+	// headers do not change. AlignClock windows align to this clock.
 	DateSkew time.Duration
+
+	// ResetRounding is how every reset and Retry-After sent is rounded to
+	// its header's resolution: Unix seconds, delta seconds, dates, and the
+	// OpenAI dialect's milliseconds. Zero: RoundUp. Many real servers
+	// Truncate. RateLimit-Policy's window is always rounded up.
+	ResetRounding Rounding
+
+	// Phase shifts the boundaries of AlignStart and AlignClock windows later
+	// by Phase (modulo each quota's Window; negative: earlier), as if the
+	// server's process had started at another instant: with Phase 300ms
+	// and 1-second windows aligned to the start, the first window ends
+	// 300ms after it, and every reset falls between whole seconds. It
+	// moves nothing else. Zero: no shift.
+	Phase time.Duration
+
+	// RetryAfterWindow makes the Retry-After of a request refused by the
+	// quota the quota's whole Window (rounded by ResetRounding), as
+	// go-chi/httprate sends it, instead of the time until a request would
+	// be admitted. Shed and Secondary refusals are not affected.
+	RetryAfterWindow bool
+
+	// DateFormat is the layout of the DateReset dialect's dates. Zero:
+	// IMFFixdate. The Date header is always http.TimeFormat.
+	DateFormat DateFormat
 
 	// Hostile makes every quota header and Retry-After carry absurd values
 	// (a Retry-After of 999999999 seconds, a reset decades away, negative and
@@ -218,6 +270,19 @@ type Config struct {
 	// context is done, and the request still counts, as on a real server.
 	// Over loopback it is real time. Zero: no delay.
 	Latency time.Duration
+
+	// Jitter adds to every answer's Latency a pseudo-random extra in
+	// [0, Jitter), so that answers to requests sent together arrive in
+	// another order than they were sent, as over a real network. The n-th
+	// request to arrive gets the n-th draw of a source seeded with Seed:
+	// in a testing/synctest bubble, the same requests sent in the same
+	// order are answered in the same shuffled order on every run. The
+	// request is counted at its arrival, before the wait, as with Latency.
+	// Zero or negative: no jitter.
+	Jitter time.Duration
+	// Seed seeds Jitter's pseudo-random source (math/rand/v2's PCG); zero
+	// is a seed like any other.
+	Seed uint64
 
 	// Handler answers admitted requests; the rate-limit headers are already
 	// set on its ResponseWriter. If nil, an admitted request gets 200 OK with

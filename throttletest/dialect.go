@@ -22,6 +22,10 @@ const (
 // hostileResetDuration is the longest time.Duration, as OpenAI's format.
 var hostileResetDuration = time.Duration(math.MaxInt64).String()
 
+// hostileDate is the last second of the year 9999, the latest date the
+// four-digit year of every DateFormat can state.
+var hostileDate = time.Date(9999, time.December, 31, 23, 59, 59, 0, time.UTC)
+
 // setHeaders sets Date and the dialect's rate-limit headers for d.
 func (h *Handler) setHeaders(hdr http.Header, d decision) {
 	skewed := d.now.Add(h.cfg.DateSkew)
@@ -31,12 +35,13 @@ func (h *Handler) setHeaders(hdr http.Header, d decision) {
 	remaining := strconv.FormatInt(d.remaining, 10)
 	untilReset := d.reset.Sub(d.now)
 	hostile := h.cfg.Hostile
+	round := h.cfg.ResetRounding
 
 	switch h.cfg.Dialect {
 	case GitHub:
 		// https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api
 		used := strconv.FormatInt(d.limit-d.remaining, 10)
-		reset := strconv.FormatInt(ceilUnix(d.reset.Add(h.cfg.DateSkew)), 10)
+		reset := strconv.FormatInt(round.unix(d.reset.Add(h.cfg.DateSkew)), 10)
 		if hostile {
 			limit, remaining, used, reset = hostileLimit, hostileRemaining, hostileUsed, hostileResetUnix
 		}
@@ -47,7 +52,7 @@ func (h *Handler) setHeaders(hdr http.Header, d decision) {
 		hdr.Set("X-RateLimit-Resource", d.resource)
 	case IETF:
 		// draft-ietf-httpapi-ratelimit-headers-06 and earlier.
-		reset := strconv.FormatInt(ceilSeconds(untilReset), 10)
+		reset := strconv.FormatInt(round.seconds(untilReset), 10)
 		policy := limit + ";w=" + strconv.FormatInt(max(ceilSeconds(d.window), 1), 10)
 		if hostile {
 			limit, remaining, reset = hostileLimit, hostileRemaining, hostileResetDelta
@@ -61,7 +66,7 @@ func (h *Handler) setHeaders(hdr http.Header, d decision) {
 		// draft-ietf-httpapi-ratelimit-headers-08 and later: structured
 		// fields (RFC 9651) naming the policy.
 		window := strconv.FormatInt(max(ceilSeconds(d.window), 1), 10)
-		reset := strconv.FormatInt(ceilSeconds(untilReset), 10)
+		reset := strconv.FormatInt(round.seconds(untilReset), 10)
 		if hostile {
 			limit, remaining, reset, window = hostileLimit, hostileRemaining, hostileResetDelta, hostileWindow
 		}
@@ -70,22 +75,51 @@ func (h *Handler) setHeaders(hdr http.Header, d decision) {
 		hdr.Set("RateLimit", name+";r="+remaining+";t="+reset)
 	case OpenAI:
 		// https://platform.openai.com/docs/guides/rate-limits
-		reset := ceilMillis(untilReset).String()
+		reset := round.millis(untilReset).String()
 		if hostile {
 			limit, remaining, reset = hostileLimit, hostileRemaining, hostileResetDuration
 		}
 		hdr.Set("X-Ratelimit-Limit-Requests", limit)
 		hdr.Set("X-Ratelimit-Remaining-Requests", remaining)
 		hdr.Set("X-Ratelimit-Reset-Requests", reset)
+	case DateReset:
+		reset := h.date(d.reset)
+		if hostile {
+			limit, remaining, reset = hostileLimit, hostileRemaining, hostileDate.Format(h.cfg.DateFormat.layout())
+		}
+		hdr.Set("X-RateLimit-Limit", limit)
+		hdr.Set("X-RateLimit-Remaining", remaining)
+		hdr.Set("X-RateLimit-Reset", reset)
 	}
 
 	if h.sendsRetryAfter(d.outcome) {
-		retry := strconv.FormatInt(max(ceilSeconds(d.retry), 1), 10)
-		if hostile {
-			retry = hostileRetryAfter
-		}
-		hdr.Set("Retry-After", retry)
+		hdr.Set("Retry-After", h.retryAfter(d))
 	}
+}
+
+// retryAfter is the Retry-After value for d: delta seconds (RFC 9110,
+// section 10.2.3), or in the DateReset dialect a date.
+func (h *Handler) retryAfter(d decision) string {
+	switch {
+	case h.cfg.Dialect == DateReset && h.cfg.Hostile:
+		return hostileDate.Format(h.cfg.DateFormat.layout())
+	case h.cfg.Dialect == DateReset:
+		return h.date(d.now.Add(d.retry))
+	case h.cfg.Hostile:
+		return hostileRetryAfter
+	}
+	s := h.cfg.ResetRounding.seconds(d.retry)
+	if h.cfg.ResetRounding == RoundUp {
+		s = max(s, 1)
+	}
+	return strconv.FormatInt(s, 10)
+}
+
+// date formats the real time t as a date on the server's clock, rounded to
+// the second by Config.ResetRounding, in Config.DateFormat.
+func (h *Handler) date(t time.Time) string {
+	s := h.cfg.ResetRounding.unix(t.Add(h.cfg.DateSkew))
+	return time.Unix(s, 0).UTC().Format(h.cfg.DateFormat.layout())
 }
 
 // sendsRetryAfter reports whether an answer of kind o carries Retry-After.
@@ -93,7 +127,7 @@ func (h *Handler) sendsRetryAfter(o outcome) bool {
 	switch o {
 	case refused:
 		switch h.cfg.Dialect {
-		case IETF, IETFStructured, RetryAfterOnly:
+		case IETF, IETFStructured, RetryAfterOnly, DateReset:
 			return true
 		}
 	case secondary:
@@ -105,23 +139,39 @@ func (h *Handler) sendsRetryAfter(o outcome) bool {
 }
 
 // ceilSeconds returns d in whole seconds, rounded up.
-func ceilSeconds(d time.Duration) int64 {
-	return ceilDiv(max(int64(d), 0), int64(time.Second))
+func ceilSeconds(d time.Duration) int64 { return RoundUp.seconds(d) }
+
+// seconds returns d (negative: 0) in whole seconds, rounded by r.
+func (r Rounding) seconds(d time.Duration) int64 {
+	return r.div(max(int64(d), 0), int64(time.Second))
 }
 
-// ceilMillis returns d rounded up to a whole millisecond.
-func ceilMillis(d time.Duration) time.Duration {
-	return time.Duration(ceilDiv(max(int64(d), 0), int64(time.Millisecond))) * time.Millisecond
+// millis returns d (negative: 0) rounded by r to a whole millisecond.
+func (r Rounding) millis(d time.Duration) time.Duration {
+	return time.Duration(r.div(max(int64(d), 0), int64(time.Millisecond))) * time.Millisecond
 }
 
-// ceilUnix returns t as Unix seconds, rounded up, so that a client waiting
-// until then is never early.
-func ceilUnix(t time.Time) int64 {
-	s := t.Unix()
-	if t.Nanosecond() > 0 {
-		s++
+// unix returns t as Unix seconds, rounded by r.
+func (r Rounding) unix(t time.Time) int64 {
+	return t.Unix() + r.div(int64(t.Nanosecond()), int64(time.Second))
+}
+
+// div returns a/b rounded by r, for a ≥ 0 and b > 0.
+func (r Rounding) div(a, b int64) int64 {
+	q, rem := a/b, a%b
+	switch r {
+	case Truncate:
+		return q
+	case Nearest:
+		if rem >= b-rem { // rem ≥ b/2, halves up
+			q++
+		}
+		return q
 	}
-	return s
+	if rem != 0 {
+		q++
+	}
+	return q
 }
 
 // sfString returns s as a structured-field String (RFC 9651, section 3.3.3):

@@ -2,10 +2,12 @@
 // that must stay within a server's quota.
 //
 // A [Handler] enforces a [Quota] per resource (fixed window, sliding window
-// counter or token bucket), answers what exceeds it with 429, and states its
-// quota in one of several header [Dialect]s. It counts what it admitted and
-// refused ([Handler.Stats]) and misbehaves on demand: a skewed clock, absurd
-// header values, load shedding, a GitHub-style secondary limit, latency.
+// counter, token bucket, GCRA or leaky bucket), answers what exceeds it with
+// 429, and states its quota in one of several header [Dialect]s. It counts
+// what it admitted and refused ([Handler.Stats]) and misbehaves on demand:
+// a skewed clock, absurd header values, load shedding, a GitHub-style
+// secondary limit, latency. By default it is kinder than real servers; the
+// options of the section "Real servers" take that kindness away.
 //
 // It runs two ways:
 //
@@ -27,28 +29,41 @@
 //	GitHub          X-RateLimit-Limit: 10          (the quota's Limit)
 //	                X-RateLimit-Remaining: 7       (requests left)
 //	                X-RateLimit-Used: 3            (Limit − Remaining)
-//	                X-RateLimit-Reset: 946684801   (Unix seconds, server clock, rounded up)
+//	                X-RateLimit-Reset: 946684801   (Unix seconds, server clock)
 //	                X-RateLimit-Resource: core     (the resource name)
 //	IETF            RateLimit-Limit: 10
 //	                RateLimit-Remaining: 7
-//	                RateLimit-Reset: 1             (seconds until reset, rounded up)
+//	                RateLimit-Reset: 1             (seconds until reset)
 //	                RateLimit-Policy: 10;w=1       (Limit; Window in seconds, rounded up)
 //	IETFStructured  RateLimit-Policy: "core";q=10;w=1
 //	                RateLimit: "core";r=7;t=1      (remaining; seconds until reset)
 //	OpenAI          X-Ratelimit-Limit-Requests: 10
 //	                X-Ratelimit-Remaining-Requests: 7
 //	                X-Ratelimit-Reset-Requests: 1s (time until reset, a Go duration
-//	                                                rounded up to the millisecond: 6m0s, 1.5s)
+//	                                                to the millisecond: 6m0s, 1.5s)
 //	RetryAfterOnly  nothing
 //	None            nothing
+//	DateReset       X-RateLimit-Limit: 10
+//	                X-RateLimit-Remaining: 7
+//	                X-RateLimit-Reset: Sat, 01 Jan 2000 00:00:01 GMT
+//	                                               (a date, server clock, in Config.DateFormat:
+//	                                                also "... 00:00:01 UTC" or "... 00:00:01 +0000")
+//
+// Every reset and Retry-After is rounded to its header's resolution by
+// Config.ResetRounding: up by default (a client that waits until the stated
+// time is never early), or truncated or to the nearest, as real servers
+// send them. The limit stated is Quota.Limit, except for GCRA and
+// LeakyBucket, which state their capacity, Quota.Burst. The reset is the end
+// of the current window, or for the buckets the time they will be full.
 //
 // A request refused by the quota gets 429 (or Config.RefuseStatus) with
-// Remaining 0. It carries Retry-After (seconds, rounded up, at least 1: the
-// time until the quota admits a request again, or, for SlidingWindow, until
-// the current window ends) in the IETF, IETFStructured and RetryAfterOnly
-// dialects only: GitHub's primary limit and OpenAI send none, and None is a
-// bare 429. The GitHub dialect's body is GitHub's JSON error; other bodies
-// are plain text.
+// Remaining 0. It carries Retry-After (the time until the quota admits a
+// request again, or, for SlidingWindow, until the current window ends; with
+// Config.RetryAfterWindow, the whole window) in the IETF, IETFStructured,
+// RetryAfterOnly and DateReset dialects only: GitHub's primary limit and
+// OpenAI send none, and None is a bare 429. It is in seconds (at least 1
+// when rounded up), except in DateReset, which sends a date. The GitHub
+// dialect's body is GitHub's JSON error; other bodies are plain text.
 //
 // A shed request (Config.ShedEvery) gets 503 with Retry-After in every
 // dialect but None. A request refused by Config.Secondary gets 403 with
@@ -70,12 +85,47 @@
 //	X-Ratelimit-Reset-Requests          2562047h47m16.854775807s
 //	RateLimit-Policy (IETF)             18446744073709551616;w=0
 //	w= (IETFStructured)                 0
+//	X-RateLimit-Reset, Retry-After
+//	  (DateReset)                       Fri, 31 Dec 9999 23:59:59 GMT (in Config.DateFormat)
+//
+// # Real servers
+//
+// The zero Config is kind: its windows start with the handler, its resets
+// are rounded up, its Retry-After is exact, and in a testing/synctest bubble
+// every answer arrives at the instant its request was sent. A client tuned
+// to that alone fails on real servers. These options model them:
+//
+//	Config.ResetRounding = Truncate   resets and Retry-After up to a second early
+//	Config.Phase                      windows that end at any sub-second instant
+//	Quota.Align = AlignClock          windows on the server's clock (Truncate(Window))
+//	Quota.Align = AlignFirstRequest   a window opens at the first request after
+//	                                  the last one ended: not contiguous
+//	Config.RetryAfterWindow           Retry-After is the whole window
+//	Quota.CountRefused                a sliding window that counts its refusals
+//	Algorithm GCRA, Quota.Burst       the reset is "until full"; limit is the burst
+//	Algorithm LeakyBucket             nginx limit_req: excess delayed or refused
+//	Dialect DateReset                 dates in formats http.ParseTime does not read
+//	Config.Jitter, Config.Seed        answers in another order than sent
+//
+// Some servers as configured here, with the headers they send (the names of
+// the nearest dialect may differ):
+//
+//	go-chi/httprate   SlidingWindow, AlignClock, Truncate, RetryAfterWindow;
+//	                  X-RateLimit-Reset in Unix seconds (GitHub dialect)
+//	ulule/limiter     FixedWindow, AlignFirstRequest, Truncate;
+//	                  X-RateLimit-Reset in Unix seconds (GitHub dialect)
+//	throttled v2      GCRA with Burst = MaxBurst+1; resets and Retry-After
+//	                  in delta seconds, rounded up (IETF dialect)
+//	nginx limit_req   LeakyBucket with Burst = burst+1 (NoDelay for
+//	                  nodelay), None dialect, RefuseStatus 503 by default
 //
 // # Virtual time
 //
 // Inside a testing/synctest bubble, create the Handler in the bubble and use
 // it as the client's transport; time.Sleep or a waiting client advances the
-// virtual clock, and every header value is exact:
+// virtual clock, and every header value is exact. With Config.Jitter,
+// requests that arrive in the same order are answered in the same shuffled
+// order on every run:
 //
 //	synctest.Test(t, func(t *testing.T) {
 //		h := throttletest.NewHandler(throttletest.Config{})

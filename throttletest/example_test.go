@@ -91,3 +91,36 @@ func ExampleNewServer() {
 	// 429 true
 	// 1 admitted, 1 refused
 }
+
+// A LeakyBucket with the None dialect is nginx's limit_req:
+//
+//	limit_req_zone $binary_remote_addr zone=api:1m rate=1r/m;
+//	limit_req zone=api burst=2 nodelay;
+//	limit_req_status 429;
+//
+// An idle bucket admits burst+1 requests at once; the rest get a bare 429.
+func ExampleQuota_nginx() {
+	h := throttletest.NewHandler(throttletest.Config{
+		Quota: throttletest.Quota{
+			Limit: 1, Window: time.Minute,
+			Algorithm: throttletest.LeakyBucket, Burst: 2 + 1, NoDelay: true,
+		},
+		Dialect: throttletest.None,
+	})
+	client := &http.Client{Transport: h}
+	for range 5 {
+		resp, err := client.Get("http://api.test/")
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		resp.Body.Close()
+		fmt.Println(resp.StatusCode, resp.Header.Get("Retry-After") == "")
+	}
+	// Output:
+	// 200 true
+	// 200 true
+	// 200 true
+	// 429 true
+	// 429 true
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"sync"
@@ -17,13 +18,16 @@ import (
 // Config.RefuseStatus). Every response, admitted or refused, carries the
 // rate-limit headers of Config.Dialect and a Date header. On demand the
 // handler also sheds load (503), enforces a GitHub-style secondary limit
-// (403), lies in its headers (Hostile), runs a skewed clock (DateSkew) and
-// answers slowly (Latency). [Handler.Stats] counts what it answered.
+// (403), lies in its headers (Hostile), runs a skewed clock (DateSkew),
+// rounds as real servers do (ResetRounding, RetryAfterWindow) and answers
+// slowly and out of order (Latency, Jitter). [Handler.Stats] counts what it
+// answered.
 //
 // The quota is derived from time.Now at each request: no timers, no
 // goroutines. Windows are aligned to the handler's start (the call to
-// [NewHandler]), so inside a testing/synctest bubble every value is exact.
-// Create the handler in the bubble that uses it.
+// [NewHandler]) unless Quota.Align or Config.Phase say otherwise, so inside
+// a testing/synctest bubble every value is exact. Create the handler in the
+// bubble that uses it.
 //
 // Handler is an [http.Handler] for [httptest.NewServer] (see [NewServer])
 // and an [http.RoundTripper] that calls itself in memory (see
@@ -42,12 +46,14 @@ type Handler struct {
 	inflight   int             // admitted requests being served
 	admissions []time.Duration // admission times within the last minute, for Secondary.PerMinute
 	candidates int             // requests the limits would admit, for ShedEvery
+	jitter     *rand.Rand      // draws Config.Jitter; nil without it
 }
 
 // NewHandler returns a Handler for c, its clock started now.
 //
-// NewHandler panics if c holds an unknown Dialect or Algorithm, or a status
-// code outside 400-599: those are mistakes in the test, not server
+// NewHandler panics if c holds an unknown Dialect, Algorithm, Alignment,
+// Rounding or DateFormat, a Quota option its Algorithm does not have, or a
+// status code outside 400-599: those are mistakes in the test, not server
 // behaviours.
 func NewHandler(c Config) *Handler {
 	c.Quota = c.Quota.normalize()
@@ -56,12 +62,21 @@ func NewHandler(c Config) *Handler {
 		res[name] = q.normalize()
 	}
 	c.Resources = res
-	if c.Dialect < GitHub || c.Dialect > None {
+	switch {
+	case c.Dialect < GitHub || c.Dialect > DateReset:
 		panic(fmt.Sprintf("throttletest: unknown %v", c.Dialect))
+	case c.ResetRounding < RoundUp || c.ResetRounding > Nearest:
+		panic(fmt.Sprintf("throttletest: unknown %v", c.ResetRounding))
+	case c.DateFormat < IMFFixdate || c.DateFormat > RFC1123Z:
+		panic(fmt.Sprintf("throttletest: unknown %v", c.DateFormat))
 	}
 	checkStatus("Config.RefuseStatus", c.RefuseStatus)
 	checkStatus("Config.Secondary.Status", c.Secondary.Status)
-	return &Handler{cfg: c, started: true, start: time.Now()}
+	h := &Handler{cfg: c, started: true, start: time.Now()}
+	if c.Jitter > 0 {
+		h.jitter = rand.New(rand.NewPCG(c.Seed, c.Seed))
+	}
+	return h
 }
 
 func checkStatus(field string, code int) {
@@ -101,8 +116,9 @@ type Point struct {
 }
 
 // Stats is a snapshot of what a Handler answered. A request is counted when
-// it arrives, before Config.Latency: one whose client gave up during the
-// latency is counted all the same.
+// it arrives, before its answer waits (Config.Latency, Config.Jitter, a
+// LeakyBucket's delay): one whose client gave up during the wait is counted
+// all the same.
 type Stats struct {
 	Counts                      // all resources together
 	Resources map[string]Counts // per resource, for each resource that saw a request
@@ -144,6 +160,7 @@ type decision struct {
 	now       time.Time     // the server's real (unskewed) time
 	reset     time.Time     // when the quota resets, real time
 	retry     time.Duration // how long a refused or shed client should wait
+	wait      time.Duration // how long the answer takes: latency, jitter, leaky-bucket delay
 }
 
 // ServeHTTP counts r against its resource's quota and answers it.
@@ -151,8 +168,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.serve(w, r)
 }
 
-// serve is ServeHTTP. It reports false if r's context ended during
-// Config.Latency, in which case nothing was written.
+// serve is ServeHTTP. It reports false if r's context ended while the
+// answer waited (decision.wait), in which case nothing was written.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (answered bool) {
 	name := DefaultResource
 	if h.cfg.Route != nil {
@@ -163,7 +180,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (answered bool) 
 		defer h.release()
 	}
 	h.setHeaders(w.Header(), d)
-	if !h.delay(r.Context()) {
+	if !h.delay(r.Context(), d.wait) {
 		return false
 	}
 	switch d.outcome {
@@ -236,7 +253,7 @@ func (h *Handler) decide(name string) decision {
 		if !ok {
 			q = h.cfg.Quota
 		}
-		c = newCounter(q)
+		c = newCounter(q, h.boundary(q.normalize()))
 		if h.counters == nil {
 			h.counters = make(map[string]*counter)
 		}
@@ -244,10 +261,11 @@ func (h *Handler) decide(name string) decision {
 	}
 	c.advance(e)
 
-	d := decision{resource: name, limit: c.limit, window: c.q.Window, now: now}
+	d := decision{resource: name, limit: c.stated(), window: c.q.Window, now: now, wait: h.cfg.Latency}
 	switch {
 	case !c.allows(e):
 		d.outcome = refused
+		c.refuse()
 	case h.secondaryLocked(e, &d.retry):
 		d.outcome = secondary
 	case h.shedLocked():
@@ -256,6 +274,7 @@ func (h *Handler) decide(name string) decision {
 	default:
 		d.outcome = admitted
 		c.take()
+		d.wait += c.delay()
 		h.inflight++
 		if h.cfg.Secondary.PerMinute > 0 {
 			h.admissions = append(h.admissions, e)
@@ -265,6 +284,12 @@ func (h *Handler) decide(name string) decision {
 	d.remaining, d.reset = remaining, h.start.Add(reset)
 	if d.outcome == refused {
 		d.retry = retry
+		if h.cfg.RetryAfterWindow {
+			d.retry = c.q.Window
+		}
+	}
+	if h.jitter != nil {
+		d.wait += time.Duration(h.jitter.Int64N(int64(h.cfg.Jitter)))
 	}
 
 	c.counts.add(d.outcome)
@@ -321,12 +346,35 @@ func (h *Handler) release() {
 	h.mu.Unlock()
 }
 
-// delay waits Config.Latency, and reports false if ctx was done first.
-func (h *Handler) delay(ctx context.Context) bool {
-	if h.cfg.Latency <= 0 {
+// boundary returns where the contiguous windows of q (normalized) fall
+// after the handler's start, in [0, q.Window): Config.Phase, plus for
+// AlignClock the time from the start to the next multiple of Window on the
+// server's clock. h.start must be set.
+func (h *Handler) boundary(q Quota) time.Duration {
+	w := q.Window
+	var clock time.Duration
+	if q.Align == AlignClock {
+		s := h.start.Add(h.cfg.DateSkew)
+		clock = (w - s.Sub(s.Truncate(w))) % w
+	}
+	phase := h.cfg.Phase % w
+	if phase < 0 {
+		phase += w
+	}
+	// (clock + phase) mod w, without overflow for windows near the largest
+	// Duration.
+	if clock >= w-phase {
+		return clock - (w - phase)
+	}
+	return clock + phase
+}
+
+// delay waits d, and reports false if ctx was done first.
+func (h *Handler) delay(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
 		return true
 	}
-	t := time.NewTimer(h.cfg.Latency)
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:

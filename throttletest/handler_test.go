@@ -1,6 +1,7 @@
 package throttletest_test
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -87,215 +88,6 @@ func TestAlgorithms(t *testing.T) {
 					require.Equal(t, s, got, "step %d", i)
 				}
 				assert.Equal(t, want, h.Stats().Counts, "Stats")
-			})
-		})
-	}
-}
-
-func TestDialects(t *testing.T) {
-	// Limit 2 per minute; the requests are sent 10.5s into the first
-	// window, 49.5s before its reset.
-	const date = "Sat, 01 Jan 2000 00:00:10 GMT"
-	githubBody := `{"message":"API rate limit exceeded for resource core.",` +
-		`"documentation_url":"https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-primary-rate-limits"}`
-	cases := []struct {
-		dialect       throttletest.Dialect
-		admitted      map[string]string // headers of the first request (remaining 1)
-		refused       map[string]string // headers of the third request
-		refusedBody   string
-		refusedStatus int
-	}{
-		{
-			dialect: throttletest.GitHub,
-			admitted: map[string]string{
-				"date": date, "x-ratelimit-limit": "2", "x-ratelimit-remaining": "1",
-				"x-ratelimit-used": "1", "x-ratelimit-reset": "946684860", "x-ratelimit-resource": "core",
-			},
-			refused: map[string]string{
-				"date": date, "x-ratelimit-limit": "2", "x-ratelimit-remaining": "0",
-				"x-ratelimit-used": "2", "x-ratelimit-reset": "946684860", "x-ratelimit-resource": "core",
-			},
-			refusedBody: githubBody,
-		},
-		{
-			dialect: throttletest.IETF,
-			admitted: map[string]string{
-				"date": date, "ratelimit-limit": "2", "ratelimit-remaining": "1",
-				"ratelimit-reset": "50", "ratelimit-policy": "2;w=60",
-			},
-			refused: map[string]string{
-				"date": date, "ratelimit-limit": "2", "ratelimit-remaining": "0",
-				"ratelimit-reset": "50", "ratelimit-policy": "2;w=60", "retry-after": "50",
-			},
-			refusedBody: "rate limit exceeded\n",
-		},
-		{
-			dialect: throttletest.IETFStructured,
-			admitted: map[string]string{
-				"date": date, "ratelimit-policy": `"core";q=2;w=60`, "ratelimit": `"core";r=1;t=50`,
-			},
-			refused: map[string]string{
-				"date": date, "ratelimit-policy": `"core";q=2;w=60`, "ratelimit": `"core";r=0;t=50`,
-				"retry-after": "50",
-			},
-			refusedBody: "rate limit exceeded\n",
-		},
-		{
-			dialect: throttletest.OpenAI,
-			admitted: map[string]string{
-				"date": date, "x-ratelimit-limit-requests": "2", "x-ratelimit-remaining-requests": "1",
-				"x-ratelimit-reset-requests": "49.5s",
-			},
-			refused: map[string]string{
-				"date": date, "x-ratelimit-limit-requests": "2", "x-ratelimit-remaining-requests": "0",
-				"x-ratelimit-reset-requests": "49.5s",
-			},
-			refusedBody: "rate limit exceeded\n",
-		},
-		{
-			dialect:     throttletest.RetryAfterOnly,
-			admitted:    map[string]string{"date": date},
-			refused:     map[string]string{"date": date, "retry-after": "50"},
-			refusedBody: "rate limit exceeded\n",
-		},
-		{
-			dialect:     throttletest.None,
-			admitted:    map[string]string{"date": date},
-			refused:     map[string]string{"date": date},
-			refusedBody: "rate limit exceeded\n",
-		},
-		{
-			dialect: throttletest.GitHub,
-			admitted: map[string]string{
-				"date": date, "x-ratelimit-limit": "2", "x-ratelimit-remaining": "1",
-				"x-ratelimit-used": "1", "x-ratelimit-reset": "946684860", "x-ratelimit-resource": "core",
-			},
-			refused: map[string]string{
-				"date": date, "x-ratelimit-limit": "2", "x-ratelimit-remaining": "0",
-				"x-ratelimit-used": "2", "x-ratelimit-reset": "946684860", "x-ratelimit-resource": "core",
-			},
-			refusedBody:   githubBody,
-			refusedStatus: http.StatusForbidden,
-		},
-	}
-	for _, tc := range cases {
-		name := tc.dialect.String()
-		if tc.refusedStatus != 0 {
-			name += "/RefuseStatus"
-		}
-		t.Run(name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				h := throttletest.NewHandler(throttletest.Config{
-					Quota:        throttletest.Quota{Limit: 2, Window: time.Minute},
-					Dialect:      tc.dialect,
-					RefuseStatus: tc.refusedStatus,
-				})
-				time.Sleep(10500 * time.Millisecond)
-				resp, body := get(t, h, "/")
-				require.Equal(t, http.StatusOK, resp.StatusCode)
-				assert.Equal(t, tc.admitted, headers(resp), "admitted headers")
-				assert.JSONEq(t, `{"ok":true,"resource":"core"}`, body)
-
-				resp, _ = get(t, h, "/")
-				require.Equal(t, http.StatusOK, resp.StatusCode)
-
-				resp, body = get(t, h, "/")
-				wantStatus := http.StatusTooManyRequests
-				if tc.refusedStatus != 0 {
-					wantStatus = tc.refusedStatus
-				}
-				require.Equal(t, wantStatus, resp.StatusCode)
-				assert.Equal(t, tc.refused, headers(resp), "refused headers")
-				assert.Equal(t, tc.refusedBody, body, "refused body")
-			})
-		})
-	}
-}
-
-func TestDateSkew(t *testing.T) {
-	cases := []struct {
-		skew  time.Duration
-		date  string
-		reset int64 // X-RateLimit-Reset; the window ends 60s after the start
-	}{
-		{0, "Sat, 01 Jan 2000 00:00:00 GMT", bubbleUnix + 60},
-		{-90 * time.Second, "Fri, 31 Dec 1999 23:58:30 GMT", bubbleUnix - 30},
-		{time.Hour, "Sat, 01 Jan 2000 01:00:00 GMT", bubbleUnix + 3660},
-		// Date is truncated to the second, the reset rounded up: a client
-		// anchoring on Date waits a little longer than needed, never less.
-		{1500 * time.Millisecond, "Sat, 01 Jan 2000 00:00:01 GMT", bubbleUnix + 62},
-	}
-	for _, tc := range cases {
-		t.Run(tc.skew.String(), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				h := throttletest.NewHandler(throttletest.Config{
-					Quota:    throttletest.Quota{Limit: 1, Window: time.Minute},
-					DateSkew: tc.skew,
-				})
-				for _, status := range []int{http.StatusOK, http.StatusTooManyRequests} {
-					resp, _ := get(t, h, "/")
-					require.Equal(t, status, resp.StatusCode)
-					assert.Equal(t, tc.date, resp.Header.Get("Date"), "Date")
-					assert.Equal(t, tc.reset, mustInt(t, resp.Header.Get("X-RateLimit-Reset")), "X-RateLimit-Reset")
-
-					date, err := http.ParseTime(resp.Header.Get("Date"))
-					require.NoError(t, err)
-					untilReset := time.Unix(tc.reset, 0).Sub(date)
-					assert.GreaterOrEqual(t, untilReset, time.Minute, "reset − Date")
-					assert.Less(t, untilReset, time.Minute+2*time.Second, "reset − Date")
-				}
-			})
-		})
-	}
-}
-
-func TestHostile(t *testing.T) {
-	const date = "Sat, 01 Jan 2000 00:00:00 GMT"
-	cases := []struct {
-		dialect throttletest.Dialect
-		refused map[string]string
-	}{
-		{throttletest.GitHub, map[string]string{
-			"date": date, "x-ratelimit-limit": "18446744073709551616", "x-ratelimit-remaining": "-1",
-			"x-ratelimit-used": "NaN", "x-ratelimit-reset": "99999999999", "x-ratelimit-resource": "core",
-		}},
-		{throttletest.IETF, map[string]string{
-			"date": date, "ratelimit-limit": "18446744073709551616", "ratelimit-remaining": "-1",
-			"ratelimit-reset": "999999999", "ratelimit-policy": "18446744073709551616;w=0",
-			"retry-after": "999999999",
-		}},
-		{throttletest.IETFStructured, map[string]string{
-			"date":             date,
-			"ratelimit-policy": `"core";q=18446744073709551616;w=0`,
-			"ratelimit":        `"core";r=-1;t=999999999`,
-			"retry-after":      "999999999",
-		}},
-		{throttletest.OpenAI, map[string]string{
-			"date": date, "x-ratelimit-limit-requests": "18446744073709551616",
-			"x-ratelimit-remaining-requests": "-1", "x-ratelimit-reset-requests": "2562047h47m16.854775807s",
-		}},
-		{throttletest.RetryAfterOnly, map[string]string{"date": date, "retry-after": "999999999"}},
-		{throttletest.None, map[string]string{"date": date}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.dialect.String(), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				h := throttletest.NewHandler(throttletest.Config{
-					Quota:   throttletest.Quota{Limit: 1, Window: time.Second},
-					Dialect: tc.dialect,
-					Hostile: true,
-				})
-				resp, _ := get(t, h, "/")
-				require.Equal(t, http.StatusOK, resp.StatusCode)
-				resp, _ = get(t, h, "/")
-				require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
-				assert.Equal(t, tc.refused, headers(resp), "refused headers")
-
-				// The real quota, not the advertised one, is enforced.
-				time.Sleep(time.Second)
-				resp, _ = get(t, h, "/")
-				require.Equal(t, http.StatusOK, resp.StatusCode)
-				assert.Equal(t, throttletest.Counts{Admitted: 2, Refused: 1}, h.Stats().Counts)
 			})
 		})
 	}
@@ -486,12 +278,20 @@ func TestZeroHandler(t *testing.T) {
 // TestConcurrent checks that many goroutines at the same instant get
 // exactly Limit admissions.
 func TestConcurrent(t *testing.T) {
-	for _, alg := range []throttletest.Algorithm{throttletest.FixedWindow, throttletest.SlidingWindow, throttletest.TokenBucket} {
-		t.Run(alg.String(), func(t *testing.T) {
+	cases := []throttletest.Quota{
+		{Algorithm: throttletest.FixedWindow},
+		{Algorithm: throttletest.SlidingWindow},
+		{Algorithm: throttletest.TokenBucket},
+		{Algorithm: throttletest.GCRA},
+		{Algorithm: throttletest.LeakyBucket},
+		{Algorithm: throttletest.FixedWindow, Align: throttletest.AlignFirstRequest},
+		{Algorithm: throttletest.SlidingWindow, CountRefused: true},
+	}
+	for _, q := range cases {
+		q.Limit = 10
+		t.Run(fmt.Sprintf("%+v", q), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := throttletest.NewHandler(throttletest.Config{
-					Quota: throttletest.Quota{Limit: 10, Algorithm: alg},
-				})
+				h := throttletest.NewHandler(throttletest.Config{Quota: q})
 				var wg sync.WaitGroup
 				for range 100 {
 					wg.Go(func() { status(h, "/") })
@@ -514,6 +314,11 @@ func TestNewHandlerPanics(t *testing.T) {
 		{"Resources", throttletest.Config{Resources: map[string]throttletest.Quota{"x": {Algorithm: -1}}}, "throttletest: unknown Algorithm(-1)"},
 		{"RefuseStatus", throttletest.Config{RefuseStatus: 200}, "throttletest: Config.RefuseStatus 200 is not an error status"},
 		{"Secondary.Status", throttletest.Config{Secondary: throttletest.SecondaryLimit{Status: 999}}, "throttletest: Config.Secondary.Status 999 is not an error status"},
+		{"Dialect after DateReset", throttletest.Config{Dialect: throttletest.DateReset + 1}, "throttletest: unknown Dialect(7)"},
+		{"ResetRounding", throttletest.Config{ResetRounding: 3}, "throttletest: unknown Rounding(3)"},
+		{"DateFormat", throttletest.Config{DateFormat: -1}, "throttletest: unknown DateFormat(-1)"},
+		{"Align", throttletest.Config{Quota: throttletest.Quota{Align: 5}}, "throttletest: unknown Alignment(5)"},
+		{"Burst", throttletest.Config{Quota: throttletest.Quota{Burst: 2}}, "throttletest: Quota.Burst with FixedWindow, which has no burst"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

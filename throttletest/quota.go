@@ -2,156 +2,207 @@ package throttletest
 
 import (
 	"fmt"
-	"math"
 	"time"
 )
 
+// Algorithm is how a [Quota] counts requests.
+type Algorithm int
+
+const (
+	// FixedWindow counts requests in windows of Quota.Window (placed by
+	// Quota.Align). A window admits Limit requests; its count drops to zero
+	// when the next window begins. The reset time is the end of the current
+	// window.
+	FixedWindow Algorithm = iota
+
+	// SlidingWindow is the sliding-window counter of go-chi/httprate and of
+	// many API gateways: the estimate
+	//
+	//	previousWindowCount × (1 − elapsedInCurrentWindow/Window) + currentWindowCount
+	//
+	// must stay below Limit for a request to be admitted. Remaining is
+	// Limit − ⌈estimate⌉ (never below 0). The reset time is the end of the
+	// current fixed window, as real servers report it, although the estimate
+	// may still be at the limit then: a client that trusts the reset blindly
+	// can be refused again. With windows that are not contiguous
+	// (AlignFirstRequest), the previous window weighs by the share of it the
+	// last Window still covers.
+	SlidingWindow
+
+	// TokenBucket holds up to Burst tokens (Limit by default) and refills
+	// Limit tokens per Window, continuously; a request takes one token. It
+	// starts full. It states Limit as its limit (with Burst above Limit,
+	// Remaining can exceed it); Remaining is the whole tokens left; the
+	// reset time is when the bucket will be full again, and
+	// Retry-After (when a dialect sends it) is when the next token arrives.
+	TokenBucket
+
+	// GCRA is the generic cell rate algorithm of throttled/throttled v2 and
+	// redis-cell: the arithmetic of TokenBucket (capacity Burst, Limit per
+	// Window), stated as those libraries state it. The limit sent is the
+	// capacity, Burst, not Limit; the reset is the time until the bucket is
+	// full ("seconds until full", not the end of a window), and Retry-After
+	// is the time until the next request would be admitted. A client can
+	// learn the rate only as (limit − remaining) ÷ reset.
+	GCRA
+
+	// LeakyBucket is nginx's limit_req: a bucket that leaks Limit requests
+	// per Window and holds Burst of them (Limit by default). A request that
+	// would overflow it is refused and not counted; the limit sent is Burst.
+	// Without Quota.NoDelay, as nginx by default, an admitted request that
+	// finds others ahead of it in the bucket is answered only once they
+	// have leaked out: after (requests ahead) × Window/Limit. With NoDelay
+	// it is answered at once. The reset is when the bucket is empty, and
+	// Retry-After is when a request would fit again.
+	//
+	// The nginx configuration
+	//
+	//	limit_req_zone $key zone=z:1m rate=5r/s;
+	//	limit_req zone=z burst=B nodelay;
+	//	limit_req_status 429;
+	//
+	// is Quota{Limit: 5, Window: time.Second, Algorithm: LeakyBucket,
+	// Burst: B + 1, NoDelay: true} with the None dialect: nginx sends no
+	// rate-limit headers, and its refusal is a bare status (503 unless
+	// limit_req_status says otherwise; set Config.RefuseStatus for 503).
+	// nginx counts in milliseconds; the Handler counts exactly.
+	LeakyBucket
+)
+
+// String returns the algorithm's Go name, such as "FixedWindow".
+func (a Algorithm) String() string {
+	switch a {
+	case FixedWindow:
+		return "FixedWindow"
+	case SlidingWindow:
+		return "SlidingWindow"
+	case TokenBucket:
+		return "TokenBucket"
+	case GCRA:
+		return "GCRA"
+	case LeakyBucket:
+		return "LeakyBucket"
+	}
+	return fmt.Sprintf("Algorithm(%d)", int(a))
+}
+
+// windowed reports whether a counts in windows rather than in a bucket.
+func (a Algorithm) windowed() bool { return a == FixedWindow || a == SlidingWindow }
+
+// Alignment is where the windows of a FixedWindow or SlidingWindow [Quota]
+// begin.
+type Alignment int
+
+const (
+	// AlignStart makes windows contiguous from the handler's start (the call
+	// to NewHandler), their boundaries shifted by Config.Phase.
+	AlignStart Alignment = iota
+
+	// AlignClock makes windows contiguous and aligned to the server's clock
+	// (the real time plus Config.DateSkew), as time.Time.Truncate(Window)
+	// aligns them for go-chi/httprate: a 1-minute window begins on the
+	// minute. Config.Phase shifts them too. In a testing/synctest bubble,
+	// whose clock starts at midnight, this is AlignStart for any window that
+	// divides a day.
+	AlignClock
+
+	// AlignFirstRequest starts a window at the first request after the
+	// previous window ended, as ulule/limiter and Redis INCR+EXPIRE limiters
+	// do: windows are not contiguous, and the reset is Window after the
+	// request that opened the current one, whenever that came.
+	AlignFirstRequest
+)
+
+// String returns the alignment's Go name, such as "AlignStart".
+func (a Alignment) String() string {
+	switch a {
+	case AlignStart:
+		return "AlignStart"
+	case AlignClock:
+		return "AlignClock"
+	case AlignFirstRequest:
+		return "AlignFirstRequest"
+	}
+	return fmt.Sprintf("Alignment(%d)", int(a))
+}
+
+// Quota is the limit one resource enforces: Limit requests per Window,
+// counted by Algorithm.
+//
+// The zero Quota is DefaultLimit (10) requests per DefaultWindow (1s) in
+// fixed windows aligned to the handler's start, refused requests not
+// counted.
+type Quota struct {
+	// Limit is the number of requests allowed per Window. Zero or negative:
+	// DefaultLimit. Above MaxLimit: MaxLimit.
+	Limit int
+	// Window is the length of the quota's window (and, for the bucket
+	// algorithms, the time to refill Limit requests). Zero or negative:
+	// DefaultWindow. Dialects that state the window in seconds round it up
+	// to a whole second.
+	Window time.Duration
+	// Algorithm is how requests are counted. Zero: FixedWindow.
+	Algorithm Algorithm
+
+	// Burst is the capacity of TokenBucket, GCRA and LeakyBucket: the
+	// requests an idle bucket admits at once. Zero or negative: Limit. Above
+	// MaxLimit: MaxLimit. Windows have no burst: a positive Burst with
+	// FixedWindow or SlidingWindow makes NewHandler panic.
+	Burst int
+
+	// Align is where the windows of FixedWindow and SlidingWindow begin.
+	// Zero: AlignStart. Buckets have no windows: another Align with them
+	// makes NewHandler panic.
+	Align Alignment
+
+	// CountRefused makes the requests a SlidingWindow refuses count against
+	// the quota as well, as limiters that increment before they compare do
+	// (Redis INCR, then a check) and as sliding logs that log every request.
+	// The refusals weigh in the next window's estimate, so a client that
+	// keeps sending while refused, even at the quota's own rate, stays
+	// refused until it pauses long enough for them to age out. With other
+	// algorithms it makes NewHandler panic: a full FixedWindow refuses
+	// everything until it ends whether or not it counts the refusals, and
+	// the buckets here, as throttled's and nginx's, never count one.
+	CountRefused bool
+
+	// NoDelay is nginx's nodelay for LeakyBucket: requests within the burst
+	// are answered at once instead of when the bucket has leaked down to
+	// them. Another Algorithm with NoDelay makes NewHandler panic.
+	NoDelay bool
+}
+
 // normalize returns q with its zero and out-of-range fields replaced by the
-// documented defaults. It panics on an unknown Algorithm: that is a mistake
-// in the test, not a server behaviour.
+// documented defaults (Burst stays zero when it means Limit). It panics on
+// an unknown Algorithm or Alignment and on options the algorithm does not
+// have: those are mistakes in the test, not server behaviours.
 func (q Quota) normalize() Quota {
+	q.Limit = min(q.Limit, MaxLimit)
 	if q.Limit <= 0 {
 		q.Limit = DefaultLimit
 	}
-	if q.Limit > MaxLimit {
-		q.Limit = MaxLimit
-	}
+	q.Burst = min(max(q.Burst, 0), MaxLimit)
 	if q.Window <= 0 {
 		q.Window = DefaultWindow
 	}
 	switch q.Algorithm {
-	case FixedWindow, SlidingWindow, TokenBucket:
+	case FixedWindow, SlidingWindow, TokenBucket, GCRA, LeakyBucket:
 	default:
 		panic(fmt.Sprintf("throttletest: unknown %v", q.Algorithm))
 	}
-	return q
-}
-
-// counter is one resource's quota state. All of its arithmetic is in
-// integers, so that tests can assert exact values: time is counted in units
-// (1ns unless Limit×Window would overflow an int64, then a coarser power of
-// ten), and elapsed times are offsets from the handler's start.
-//
-// counter is not safe for concurrent use; the Handler's mutex guards it.
-type counter struct {
-	q     Quota
-	limit int64         // q.Limit
-	unit  time.Duration // the unit of w, now and last
-	w     int64         // q.Window in units
-
-	// FixedWindow and SlidingWindow.
-	win        int64 // index of the current fixed window
-	curr, prev int64 // admissions in window win and in window win-1
-
-	// TokenBucket. The bucket holds limit − debt/w tokens: taking a token
-	// adds w to debt, and every unit of time removes limit from it.
-	debt int64
-	last int64 // time of the last refill, in units
-
-	counts Counts
-}
-
-func newCounter(q Quota) *counter {
-	q = q.normalize()
-	c := &counter{q: q, limit: int64(q.Limit), unit: 1}
-	// Keep limit×(w+1) within an int64: the largest product formed below.
-	for int64(q.Window/c.unit)+1 > math.MaxInt64/c.limit {
-		c.unit *= 10
+	if q.Align < AlignStart || q.Align > AlignFirstRequest {
+		panic(fmt.Sprintf("throttletest: unknown %v", q.Align))
 	}
-	c.w = int64(q.Window / c.unit)
-	return c
-}
-
-// units converts an elapsed time to whole units, rounding down.
-func (c *counter) units(e time.Duration) int64 { return int64(e / c.unit) }
-
-// advance moves the counter to elapsed time e: it rolls the fixed windows
-// and refills the bucket. e never decreases between calls.
-func (c *counter) advance(e time.Duration) {
-	now := c.units(e)
-	switch c.q.Algorithm {
-	case FixedWindow, SlidingWindow:
-		idx := now / c.w
-		if idx <= c.win {
-			return
-		}
-		if idx == c.win+1 {
-			c.prev = c.curr
-		} else {
-			c.prev = 0
-		}
-		c.curr, c.win = 0, idx
-	case TokenBucket:
-		if d := now - c.last; d > 0 {
-			if d >= ceilDiv(c.debt, c.limit) {
-				c.debt = 0
-			} else {
-				c.debt -= d * c.limit
-			}
-			c.last = now
-		}
-	}
-}
-
-// allows reports whether one more request fits in the quota. advance must
-// have been called for the current time.
-func (c *counter) allows(e time.Duration) bool {
-	switch c.q.Algorithm {
-	case SlidingWindow:
-		// estimate < limit ⇔ ⌊estimate⌋ < limit, for an integer limit.
-		return c.curr+c.weightedPrev(e)/c.w < c.limit
-	case TokenBucket:
-		return c.debt <= (c.limit-1)*c.w
-	default:
-		return c.curr < c.limit
-	}
-}
-
-// take counts one admitted request.
-func (c *counter) take() {
-	if c.q.Algorithm == TokenBucket {
-		c.debt += c.w
-		return
-	}
-	c.curr++
-}
-
-// weightedPrev is prev × (w − elapsedInCurrentWindow), the previous window's
-// share of the sliding estimate, times w.
-func (c *counter) weightedPrev(e time.Duration) int64 {
-	in := c.units(e) - c.win*c.w
-	return c.prev * (c.w - in)
-}
-
-// report describes the quota at elapsed time e: the requests it still
-// allows, when it resets (an elapsed time), and how long a refused client
-// should wait before trying again.
-func (c *counter) report(e time.Duration) (remaining int64, reset, retry time.Duration) {
-	now := c.units(e)
-	switch c.q.Algorithm {
-	case TokenBucket:
-		remaining = c.limit - ceilDiv(c.debt, c.w)
-		reset = time.Duration(now+ceilDiv(c.debt, c.limit)) * c.unit
-		if excess := c.debt - (c.limit-1)*c.w; excess > 0 {
-			retry = time.Duration(now+ceilDiv(excess, c.limit))*c.unit - e
-		}
-	case SlidingWindow:
-		remaining = c.limit - c.curr - ceilDiv(c.weightedPrev(e), c.w)
-		reset = time.Duration((c.win+1)*c.w) * c.unit
-		retry = reset - e
-	default:
-		remaining = c.limit - c.curr
-		reset = time.Duration((c.win+1)*c.w) * c.unit
-		retry = reset - e
-	}
-	return max(remaining, 0), reset, max(retry, 0)
-}
-
-// ceilDiv returns ⌈a/b⌉ for a ≥ 0 and b > 0.
-func ceilDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 {
-		q++
+	windowed := q.Algorithm.windowed()
+	switch {
+	case windowed && q.Burst > 0:
+		panic(fmt.Sprintf("throttletest: Quota.Burst with %v, which has no burst", q.Algorithm))
+	case !windowed && q.Align != AlignStart:
+		panic(fmt.Sprintf("throttletest: Quota.Align with %v, which has no windows", q.Algorithm))
+	case q.CountRefused && q.Algorithm != SlidingWindow:
+		panic(fmt.Sprintf("throttletest: Quota.CountRefused with %v, whose answers it would not change", q.Algorithm))
+	case q.NoDelay && q.Algorithm != LeakyBucket:
+		panic(fmt.Sprintf("throttletest: Quota.NoDelay with %v, which never delays", q.Algorithm))
 	}
 	return q
 }

@@ -12,30 +12,63 @@ import (
 
 const ms = time.Millisecond
 
+// step is one request to a counter and what it should answer.
+type step struct {
+	at        time.Duration // elapsed time of the request
+	admitted  bool
+	remaining int64
+	reset     time.Duration // elapsed time
+	retry     time.Duration // of a refused request
+	delay     time.Duration // of an admitted request (LeakyBucket)
+}
+
+// counterCase is a quota, its window boundaries' offset, and the requests
+// it counts.
+type counterCase struct {
+	name   string
+	quota  Quota
+	offset time.Duration
+	steps  []step
+}
+
+// run feeds tc's steps to a new counter, as Handler.decide does, and checks
+// every value exactly.
+func (tc counterCase) run(t *testing.T) {
+	t.Helper()
+	c := newCounter(tc.quota, tc.offset)
+	for i, s := range tc.steps {
+		c.advance(s.at)
+		ok := c.allows(s.at)
+		if ok {
+			c.take()
+		} else {
+			c.refuse()
+		}
+		remaining, reset, retry := c.report(s.at)
+		got := step{at: s.at, admitted: ok, remaining: remaining, reset: reset}
+		if ok {
+			got.delay = c.delay()
+		} else {
+			got.retry = retry
+		}
+		require.Equal(t, s, got, "step %d at %v", i, s.at)
+	}
+}
+
+// repeat returns n admitted steps at the same time, remaining counting down.
+func repeat(at time.Duration, n int, from int64, reset func(i int) time.Duration) []step {
+	var s []step
+	for i := range n {
+		s = append(s, step{at: at, admitted: true, remaining: from - int64(i), reset: reset(i)})
+	}
+	return s
+}
+
 // TestCounter drives the pure quota arithmetic with synthetic elapsed times
 // and checks every value exactly.
 func TestCounter(t *testing.T) {
-	type step struct {
-		at        time.Duration // elapsed time of the request
-		admitted  bool
-		remaining int64
-		reset     time.Duration // elapsed time
-		retry     time.Duration
-	}
-	// repeat returns n admitted steps at the same time, remaining counting down.
-	repeat := func(at time.Duration, n int, from int64, reset func(i int) time.Duration) []step {
-		var s []step
-		for i := range n {
-			s = append(s, step{at: at, admitted: true, remaining: from - int64(i), reset: reset(i)})
-		}
-		return s
-	}
 	oneSecond := func(int) time.Duration { return time.Second }
-	cases := []struct {
-		name  string
-		quota Quota
-		steps []step
-	}{
+	cases := []counterCase{
 		{
 			name:  "FixedWindow",
 			quota: Quota{Limit: 3, Window: time.Second},
@@ -104,22 +137,7 @@ func TestCounter(t *testing.T) {
 		},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c := newCounter(tc.quota)
-			for i, s := range tc.steps {
-				c.advance(s.at)
-				ok := c.allows(s.at)
-				if ok {
-					c.take()
-				}
-				remaining, reset, retry := c.report(s.at)
-				got := step{at: s.at, admitted: ok, remaining: remaining, reset: reset}
-				if !ok {
-					got.retry = retry
-				}
-				require.Equal(t, s, got, "step %d at %v", i, s.at)
-			}
-		})
+		t.Run(tc.name, tc.run)
 	}
 }
 
@@ -135,9 +153,19 @@ func concat[S ~[]E, E any](s ...S) S {
 // in nanoseconds still count exactly, and that very late requests do not
 // overflow.
 func TestCounterHuge(t *testing.T) {
-	for _, alg := range []Algorithm{FixedWindow, SlidingWindow, TokenBucket} {
-		t.Run(alg.String(), func(t *testing.T) {
-			c := newCounter(Quota{Limit: math.MaxInt, Window: 24 * time.Hour, Algorithm: alg})
+	cases := []Quota{
+		{Algorithm: FixedWindow},
+		{Algorithm: SlidingWindow},
+		{Algorithm: TokenBucket},
+		{Algorithm: GCRA},
+		{Algorithm: LeakyBucket, NoDelay: true},
+		{Algorithm: FixedWindow, Align: AlignFirstRequest},
+		{Algorithm: SlidingWindow, CountRefused: true},
+	}
+	for _, q := range cases {
+		q.Limit, q.Window = math.MaxInt, 24*time.Hour
+		t.Run(fmt.Sprintf("%+v", q), func(t *testing.T) {
+			c := newCounter(q, 0)
 			assert.Equal(t, int64(MaxLimit), c.limit)
 			assert.Greater(t, c.unit, time.Duration(1), "unit")
 			late := time.Duration(math.MaxInt64 / 2)
@@ -151,6 +179,16 @@ func TestCounterHuge(t *testing.T) {
 			}
 		})
 	}
+	// A huge Burst coarsens the unit as a huge Limit does.
+	c := newCounter(Quota{Limit: 1, Window: 24 * time.Hour, Algorithm: GCRA, Burst: math.MaxInt}, 0)
+	assert.Equal(t, int64(MaxLimit), c.burst)
+	assert.Greater(t, c.unit, time.Duration(1), "unit")
+	c.advance(0)
+	require.True(t, c.allows(0))
+	c.take()
+	remaining, reset, _ := c.report(0)
+	assert.Equal(t, int64(MaxLimit-1), remaining, "remaining")
+	assert.Equal(t, 24*time.Hour, reset, "reset: a day for one token")
 }
 
 func TestQuotaNormalize(t *testing.T) {
@@ -161,11 +199,28 @@ func TestQuotaNormalize(t *testing.T) {
 		{Quota{Limit: -5, Window: -time.Second}, Quota{Limit: DefaultLimit, Window: DefaultWindow}},
 		{Quota{Limit: 5000, Window: time.Hour, Algorithm: TokenBucket}, Quota{Limit: 5000, Window: time.Hour, Algorithm: TokenBucket}},
 		{Quota{Limit: math.MaxInt, Window: time.Hour}, Quota{Limit: MaxLimit, Window: time.Hour}},
+		{Quota{Algorithm: GCRA, Burst: -3}, Quota{Limit: DefaultLimit, Window: DefaultWindow, Algorithm: GCRA}},
+		{Quota{Algorithm: LeakyBucket, Burst: math.MaxInt, NoDelay: true}, Quota{Limit: DefaultLimit, Window: DefaultWindow, Algorithm: LeakyBucket, Burst: MaxLimit, NoDelay: true}},
+		{Quota{Align: AlignClock}, Quota{Limit: DefaultLimit, Window: DefaultWindow, Align: AlignClock}},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprint(tc.in), func(t *testing.T) {
 			assert.Equal(t, tc.want, tc.in.normalize(), "Quota(%v).normalize()", tc.in)
 		})
 	}
-	assert.PanicsWithValue(t, "throttletest: unknown Algorithm(7)", func() { Quota{Algorithm: 7}.normalize() })
+	panics := []struct {
+		q    Quota
+		want string
+	}{
+		{Quota{Algorithm: 7}, "throttletest: unknown Algorithm(7)"},
+		{Quota{Align: 3}, "throttletest: unknown Alignment(3)"},
+		{Quota{Burst: 5}, "throttletest: Quota.Burst with FixedWindow, which has no burst"},
+		{Quota{Algorithm: TokenBucket, Align: AlignFirstRequest}, "throttletest: Quota.Align with TokenBucket, which has no windows"},
+		{Quota{CountRefused: true}, "throttletest: Quota.CountRefused with FixedWindow, whose answers it would not change"},
+		{Quota{Algorithm: GCRA, CountRefused: true}, "throttletest: Quota.CountRefused with GCRA, whose answers it would not change"},
+		{Quota{Algorithm: TokenBucket, NoDelay: true}, "throttletest: Quota.NoDelay with TokenBucket, which never delays"},
+	}
+	for _, tc := range panics {
+		assert.PanicsWithValue(t, tc.want, func() { tc.q.normalize() }, "Quota(%+v).normalize()", tc.q)
+	}
 }

@@ -19,10 +19,11 @@ import (
 // closed. The response is complete (status, headers, body, ContentLength,
 // Request) and its body is already in memory.
 //
-// If req's context is done before the handler is called, or during
-// Config.Latency, RoundTrip returns an error wrapping the context's error and
-// no response; in the second case the request has been counted, as a real
-// server would have counted it.
+// If req's context is done before the handler is called, or while the
+// answer waits (Config.Latency, Config.Jitter, a LeakyBucket's delay),
+// RoundTrip returns an error wrapping the context's error and no response;
+// in the second case the request has been counted, as a real server would
+// have counted it.
 func (h *Handler) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body != nil {
 		defer req.Body.Close()

@@ -1,0 +1,93 @@
+package throttletest
+
+import (
+	"testing"
+	"time"
+)
+
+// FuzzCounter drives a counter of every algorithm and option with arbitrary
+// request times and checks what must hold of every answer:
+//
+//   - remaining is within [0, stated limit] (a TokenBucket whose Burst is
+//     above its Limit: [0, Burst]), and the reset is not past;
+//   - a LeakyBucket's delay is within the time its burst takes to leak;
+//   - a refusal's retry is positive and, except for SlidingWindow (whose
+//     retry is the window's end, as real servers send it), exact: a request
+//     at e+retry is admitted, and at 1ns earlier it is not.
+//
+// Each byte of steps is the time since the previous request, in 64ths of
+// the window.
+func FuzzCounter(f *testing.F) {
+	// Seeded from the quotas of the counter tests.
+	f.Add(byte(FixedWindow), byte(AlignStart), false, false, uint16(3), uint16(0), uint32(1000), uint32(0), []byte{0, 0, 0, 0, 63, 1, 160})
+	f.Add(byte(FixedWindow), byte(AlignStart), false, false, uint16(2), uint16(0), uint32(1000), uint32(300), []byte{0, 0, 0, 19, 64, 154})
+	f.Add(byte(FixedWindow), byte(AlignFirstRequest), false, false, uint16(2), uint16(0), uint32(1000), uint32(0), []byte{16, 41, 6, 16, 182})
+	f.Add(byte(SlidingWindow), byte(AlignStart), false, false, uint16(10), uint16(0), uint32(1000), uint32(0), []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 16, 0, 0, 80})
+	f.Add(byte(SlidingWindow), byte(AlignFirstRequest), true, false, uint16(10), uint16(0), uint32(1000), uint32(0), []byte{32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 77, 0, 0, 45, 19})
+	f.Add(byte(TokenBucket), byte(AlignStart), false, false, uint16(3), uint16(0), uint32(1000), uint32(0), []byte{0, 0, 0, 0, 21, 1})
+	f.Add(byte(GCRA), byte(AlignStart), false, false, uint16(10), uint16(4), uint32(1000), uint32(0), []byte{0, 0, 0, 0, 0, 16, 0, 0, 255})
+	f.Add(byte(LeakyBucket), byte(AlignStart), false, false, uint16(2), uint16(3), uint32(1000), uint32(0), []byte{0, 0, 0, 0, 32, 96, 24})
+	f.Add(byte(LeakyBucket), byte(AlignStart), false, true, uint16(60), uint16(1), uint32(60000), uint32(0), []byte{0, 1, 1})
+	f.Fuzz(func(t *testing.T, alg, align byte, countRefused, noDelay bool, limit, burst uint16, windowMs, offsetMs uint32, steps []byte) {
+		q := Quota{
+			Limit:     int(limit),
+			Window:    time.Duration(windowMs) * time.Millisecond,
+			Algorithm: Algorithm(alg % 5),
+			Burst:     int(burst),
+		}
+		if q.Algorithm.windowed() {
+			q.Burst = 0
+			q.Align = Alignment(align % 3)
+			q.CountRefused = countRefused && q.Algorithm == SlidingWindow
+		} else {
+			q.NoDelay = noDelay && q.Algorithm == LeakyBucket
+		}
+		q = q.normalize()
+		offset := time.Duration(offsetMs) * time.Millisecond % q.Window
+		c := newCounter(q, offset)
+		if len(steps) > 256 {
+			steps = steps[:256]
+		}
+		var e time.Duration
+		for i, b := range steps {
+			e += time.Duration(b) * (q.Window / 64)
+			c.advance(e)
+			ok := c.allows(e)
+			if ok {
+				c.take()
+			} else {
+				c.refuse()
+			}
+			remaining, reset, retry := c.report(e)
+			if top := max(c.stated(), c.burst); remaining < 0 || remaining > top {
+				t.Fatalf("step %d at %v (%+v): remaining %d, want within [0, %d]", i, e, q, remaining, top)
+			}
+			if reset < e {
+				t.Fatalf("step %d at %v (%+v): reset %v is past", i, e, q, reset)
+			}
+			if ok {
+				maxDelay := time.Duration(ceilDiv((c.burst-1)*c.w, c.limit)) * c.unit
+				if d := c.delay(); d < 0 || d > maxDelay {
+					t.Fatalf("step %d at %v (%+v): delay %v, want within [0, %v]", i, e, q, d, maxDelay)
+				}
+				continue
+			}
+			if retry <= 0 {
+				t.Fatalf("step %d at %v (%+v): refused with retry %v", i, e, q, retry)
+			}
+			if q.Algorithm == SlidingWindow {
+				continue
+			}
+			later := *c
+			if later.advance(e + retry); !later.allows(e + retry) {
+				t.Fatalf("step %d at %v (%+v): refused at e+retry = %v", i, e, q, e+retry)
+			}
+			if c.unit == 1 && retry > 1 {
+				early := *c
+				if early.advance(e + retry - 1); early.allows(e + retry - 1) {
+					t.Fatalf("step %d at %v (%+v): admitted 1ns before e+retry = %v", i, e, q, e+retry)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,188 @@
+package throttletest_test
+
+import (
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/go-throttle/throttle/throttletest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestResetRounding checks every whole-second (and OpenAI millisecond)
+// value under each Config.ResetRounding, at a sub-second phase: the window
+// ends at 10.6007s, and the refused request comes at 2.3s, 8.3007s before.
+func TestResetRounding(t *testing.T) {
+	cases := []struct {
+		dialect               throttletest.Dialect
+		header                string
+		up, truncate, nearest string
+	}{
+		{throttletest.GitHub, "X-RateLimit-Reset", "946684811", "946684810", "946684811"},
+		{throttletest.IETF, "RateLimit-Reset", "9", "8", "8"},
+		{throttletest.IETF, "Retry-After", "9", "8", "8"},
+		{throttletest.IETFStructured, "RateLimit", `"core";r=0;t=9`, `"core";r=0;t=8`, `"core";r=0;t=8`},
+		{throttletest.OpenAI, "X-Ratelimit-Reset-Requests", "8.301s", "8.3s", "8.301s"},
+		{throttletest.RetryAfterOnly, "Retry-After", "9", "8", "8"},
+		{throttletest.DateReset, "X-RateLimit-Reset",
+			"Sat, 01 Jan 2000 00:00:11 GMT", "Sat, 01 Jan 2000 00:00:10 GMT", "Sat, 01 Jan 2000 00:00:11 GMT"},
+		{throttletest.DateReset, "Retry-After",
+			"Sat, 01 Jan 2000 00:00:11 GMT", "Sat, 01 Jan 2000 00:00:10 GMT", "Sat, 01 Jan 2000 00:00:11 GMT"},
+	}
+	for _, tc := range cases {
+		for _, r := range []struct {
+			rounding throttletest.Rounding
+			want     string
+		}{{throttletest.RoundUp, tc.up}, {throttletest.Truncate, tc.truncate}, {throttletest.Nearest, tc.nearest}} {
+			t.Run(tc.dialect.String()+"/"+tc.header+"/"+r.rounding.String(), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					h := throttletest.NewHandler(throttletest.Config{
+						Quota:         throttletest.Quota{Limit: 1, Window: 10 * time.Second},
+						Dialect:       tc.dialect,
+						ResetRounding: r.rounding,
+						Phase:         600*time.Millisecond + 700*time.Microsecond,
+					})
+					time.Sleep(2300 * time.Millisecond)
+					resp, _ := get(t, h, "/")
+					require.Equal(t, http.StatusOK, resp.StatusCode)
+					resp, _ = get(t, h, "/")
+					require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+					assert.Equal(t, r.want, resp.Header.Get(tc.header), "%s of the refusal", tc.header)
+					assert.Equal(t, "Sat, 01 Jan 2000 00:00:02 GMT", resp.Header.Get("Date"), "Date")
+				})
+			})
+		}
+	}
+}
+
+// TestRetryAfter checks Retry-After in seconds under each rounding, and
+// Config.RetryAfterWindow. The quota is 1 per 1.5s; the refused request
+// comes 1.2s into the window, 0.3s before its end.
+func TestRetryAfter(t *testing.T) {
+	cases := []struct {
+		rounding throttletest.Rounding
+		window   bool // Config.RetryAfterWindow
+		alg      throttletest.Algorithm
+		want     string
+	}{
+		// The floor of 1 is RoundUp's alone; truncating servers send 0.
+		{throttletest.RoundUp, false, throttletest.FixedWindow, "1"},
+		{throttletest.Truncate, false, throttletest.FixedWindow, "0"},
+		{throttletest.Nearest, false, throttletest.FixedWindow, "0"},
+		// httprate's int(window.Seconds()): 1.5s → 1.
+		{throttletest.RoundUp, true, throttletest.FixedWindow, "2"},
+		{throttletest.Truncate, true, throttletest.FixedWindow, "1"},
+		{throttletest.Nearest, true, throttletest.FixedWindow, "2"},
+		// A bucket's window is the time to refill Limit.
+		{throttletest.Truncate, true, throttletest.TokenBucket, "1"},
+	}
+	for _, tc := range cases {
+		name := tc.rounding.String() + "/" + tc.alg.String()
+		if tc.window {
+			name += "/RetryAfterWindow"
+		}
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := throttletest.NewHandler(throttletest.Config{
+					Quota:            throttletest.Quota{Limit: 1, Window: 1500 * time.Millisecond, Algorithm: tc.alg},
+					Dialect:          throttletest.RetryAfterOnly,
+					ResetRounding:    tc.rounding,
+					RetryAfterWindow: tc.window,
+				})
+				resp, _ := get(t, h, "/")
+				require.Equal(t, http.StatusOK, resp.StatusCode)
+				time.Sleep(1200 * time.Millisecond)
+				resp, _ = get(t, h, "/")
+				require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+				assert.Equal(t, tc.want, resp.Header.Get("Retry-After"), "Retry-After")
+			})
+		})
+	}
+}
+
+// TestRetryAfterWindowShed checks that RetryAfterWindow leaves the
+// Retry-After of shed requests alone.
+func TestRetryAfterWindowShed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := throttletest.NewHandler(throttletest.Config{
+			Quota:            throttletest.Quota{Window: time.Minute},
+			Dialect:          throttletest.IETF,
+			RetryAfterWindow: true,
+			ShedEvery:        1,
+			ShedRetryAfter:   3 * time.Second,
+		})
+		resp, _ := get(t, h, "/")
+		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+		assert.Equal(t, "3", resp.Header.Get("Retry-After"))
+	})
+}
+
+// TestDateReset checks the DateReset dialect's dates in every DateFormat:
+// the quota is 2 per minute, the requests come at 10.5s.
+func TestDateReset(t *testing.T) {
+	const date = "Sat, 01 Jan 2000 00:00:10 GMT"
+	cases := []struct {
+		format   throttletest.DateFormat
+		skew     time.Duration
+		rounding throttletest.Rounding
+		reset    string // X-RateLimit-Reset and the refusal's Retry-After
+		resetAt  int64  // the Unix time it parses to
+	}{
+		{format: throttletest.IMFFixdate, reset: "Sat, 01 Jan 2000 00:01:00 GMT", resetAt: bubbleUnix + 60},
+		{format: throttletest.RFC1123UTC, reset: "Sat, 01 Jan 2000 00:01:00 UTC", resetAt: bubbleUnix + 60},
+		{format: throttletest.RFC1123Z, reset: "Sat, 01 Jan 2000 00:01:00 +0000", resetAt: bubbleUnix + 60},
+		// The server's clock is 1.5s ahead, and it truncates.
+		{format: throttletest.RFC1123Z, skew: 1500 * time.Millisecond, rounding: throttletest.Truncate,
+			reset: "Sat, 01 Jan 2000 00:01:01 +0000", resetAt: bubbleUnix + 61},
+	}
+	for _, tc := range cases {
+		t.Run(tc.format.String()+"/"+tc.skew.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := throttletest.NewHandler(throttletest.Config{
+					Quota:         throttletest.Quota{Limit: 2, Window: time.Minute},
+					Dialect:       throttletest.DateReset,
+					DateFormat:    tc.format,
+					DateSkew:      tc.skew,
+					ResetRounding: tc.rounding,
+				})
+				time.Sleep(10500 * time.Millisecond)
+				want := map[string]string{
+					"date":                  date,
+					"x-ratelimit-limit":     "2",
+					"x-ratelimit-remaining": "1",
+					"x-ratelimit-reset":     tc.reset,
+				}
+				if tc.skew != 0 {
+					want["date"] = "Sat, 01 Jan 2000 00:00:12 GMT"
+				}
+				resp, _ := get(t, h, "/")
+				require.Equal(t, http.StatusOK, resp.StatusCode)
+				assert.Equal(t, want, headers(resp), "admitted headers")
+
+				get(t, h, "/")
+				resp, _ = get(t, h, "/")
+				require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+				want["x-ratelimit-remaining"], want["retry-after"] = "0", tc.reset
+				assert.Equal(t, want, headers(resp), "refused headers")
+
+				layout := map[throttletest.DateFormat]string{
+					throttletest.IMFFixdate: http.TimeFormat,
+					throttletest.RFC1123UTC: time.RFC1123,
+					throttletest.RFC1123Z:   time.RFC1123Z,
+				}[tc.format]
+				for _, name := range []string{"X-RateLimit-Reset", "Retry-After"} {
+					got, err := time.Parse(layout, resp.Header.Get(name))
+					require.NoError(t, err, "time.Parse(%q, %s)", layout, name)
+					assert.Equal(t, tc.resetAt, got.Unix(), "%s as Unix seconds", name)
+
+					// Only IMF-fixdate is an HTTP date.
+					_, err = http.ParseTime(resp.Header.Get(name))
+					assert.Equal(t, tc.format == throttletest.IMFFixdate, err == nil,
+						"http.ParseTime(%q) error = %v", resp.Header.Get(name), err)
+				}
+			})
+		})
+	}
+}
