@@ -389,10 +389,10 @@ func (m *model) spread(o observation, e, sl float64) {
 	left := m.plan.capSeq(o.arrived) - o.admitted
 	steady := m.steady()
 	if m.pace == PaceBurst && m.kind != kindRefill && e != 0 && m.srvLimit > 0 {
-		// The window's quota at once, refilled at the steady rate; the
-		// cap holds the rest until the window ends.
+		// The window's quota at once: the cap alone holds the rest until
+		// the window ends.
 		m.plan.burst = int(min(math.Ceil(m.srvLimit), math.MaxInt32))
-		m.setRate(max(steady, m.rate))
+		m.setRate(math.Inf(1))
 		return
 	}
 	var r float64
@@ -492,8 +492,9 @@ func (m *model) cutRate(o observation) {
 
 // cubic is the probing rate at now: the cubic curve through decrease×rmax
 // at the last cut, flat at rmax after cubicRequests requests' worth of time,
-// and growing beyond it after that, up to twice rmax, where a new curve
-// starts. In slow start the rate doubles instead.
+// and growing beyond it after that, up to twice rmax (each 429 measures rmax
+// afresh). In slow start, when nothing was measured, the rate doubles
+// instead.
 func (m *model) cubic(now float64) float64 {
 	t := max(now-max(m.cut, m.holdEnd), 0)
 	if m.slowStart {
@@ -501,13 +502,5 @@ func (m *model) cubic(now float64) float64 {
 	}
 	k := min(max(cubicRequests/m.rmax, 1), 30) * float64(time.Second)
 	x := (t - k) / k
-	r := m.rmax * (1 + (1-decrease)*x*x*x)
-	if r >= 2*m.rmax {
-		// Twice the rate that drew the last 429 and still no refusal: the
-		// server allows more than was thought. Start a new curve, flat at
-		// the new rate, so that growth never stops for good (nor runs away).
-		m.rmax, m.cut = 2*m.rmax, now-k
-		r = m.rmax
-	}
-	return r
+	return m.rmax * min(1+(1-decrease)*x*x*x, 2)
 }
