@@ -156,7 +156,9 @@ const (
 // milliseconds or epoch seconds when it falls within ten years of the
 // response's Date, else delta seconds; a delta over ten years is not
 // stated), an RFC 3339 or minute-precision ISO 8601 timestamp (Jira's
-// 2024-01-01T10:00Z), an HTTP-date in any of the three formats, or a Go
+// 2024-01-01T10:00Z), an HTTP-date in any of the three formats (the
+// IMF-fixdate also with the zone UTC or a numeric offset, as Go's
+// time.RFC1123 and time.RFC1123Z write it), or a Go
 // duration such as 6m0s or 7.66s (OpenAI), optionally led by whole days.
 // Absolute resets are anchored to the Date header when it is present and
 // within a day of now; a reset up to two minutes in the past means now, one
@@ -1414,12 +1416,16 @@ func parseTimestamp(s string) (time.Time, bool) {
 }
 
 // parseHTTPDate reads an HTTP-date (RFC 9110 §5.6.7). The preferred
-// IMF-fixdate is parsed without allocating; the obsolete RFC 850 and ANSI C
-// forms go to http.ParseTime, and the JavaScript Date.toString form some
-// APIs send ("Tue Feb 16 2021 09:02:42 GMT+0100 (CET)", Lemlist) is read too.
+// IMF-fixdate is parsed without allocating, as is its layout with another
+// zone (see zonedUnix); the obsolete RFC 850 and ANSI C forms go to
+// http.ParseTime, and the JavaScript Date.toString form some APIs send
+// ("Tue Feb 16 2021 09:02:42 GMT+0100 (CET)", Lemlist) is read too.
 func parseHTTPDate(s string) (time.Time, bool) {
 	if t, ok := parseIMFFixdate(s); ok {
 		return t, true
+	}
+	if sec, ok := zonedUnix(s); ok {
+		return time.Unix(sec, 0).UTC(), true
 	}
 	if len(s) < 20 || !isAlpha(s[0]) {
 		return time.Time{}, false
@@ -1493,9 +1499,41 @@ func parseIMFFixdate(s string) (time.Time, bool) {
 // imfUnix reads an IMF-fixdate as Unix seconds. A leap second (:60, which
 // RFC 9110 §5.6.7 allows) reads as the second after.
 func imfUnix(s string) (int64, bool) {
-	if len(s) != 29 || s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' ||
-		s[16] != ' ' || s[19] != ':' || s[22] != ':' || s[25:] != " GMT" ||
-		!isDayAbbrev(s[:3]) {
+	if len(s) != 29 || s[25:] != " GMT" {
+		return 0, false
+	}
+	return fixdateUnix(s[:25])
+}
+
+// zonedUnix reads, as Unix seconds, the IMF-fixdate layout with a zone
+// other than GMT: "UTC" (what Go's time.RFC1123 writes) or a numeric offset
+// such as "+0000" or "-0700" (time.RFC1123Z, RFC 5322 §3.3). RFC 9110
+// §5.6.7 defines GMT alone, but real servers send these in Date, in
+// Retry-After and in resets.
+func zonedUnix(s string) (int64, bool) {
+	switch {
+	case len(s) == 29 && s[25:] == " UTC":
+		return fixdateUnix(s[:25])
+	case len(s) == 31 && s[25] == ' ' && (s[26] == '+' || s[26] == '-'):
+		hh, mm := twoDigits(s, 27), twoDigits(s, 29)
+		if hh < 0 || mm < 0 || hh > 23 || mm > 59 {
+			return 0, false
+		}
+		sec, ok := fixdateUnix(s[:25])
+		offset := int64(hh*3600 + mm*60)
+		if s[26] == '+' {
+			offset = -offset // east of Greenwich: UTC is earlier
+		}
+		return sec + offset, ok
+	}
+	return 0, false
+}
+
+// fixdateUnix reads "Sun, 06 Nov 1994 08:49:37", the IMF-fixdate without
+// its zone, as Unix seconds in UTC.
+func fixdateUnix(s string) (int64, bool) {
+	if len(s) != 25 || s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' ||
+		s[16] != ' ' || s[19] != ':' || s[22] != ':' || !isDayAbbrev(s[:3]) {
 		return 0, false
 	}
 	m := monthIndex(s[8:11])

@@ -668,7 +668,7 @@ func FuzzParseHeaders(f *testing.F) {
 	// Seed with every table row: its first four headers we know by name,
 	// each header's lines joined by newlines.
 	seeds := []http.Header{githubResponse(), ietfStructuredResponse()}
-	for _, table := range [][]headerTest{githubTests(), hostileTests(), retryAfterTests(), vendorTests(), ietfTests()} {
+	for _, table := range [][]headerTest{githubTests(), hostileTests(), retryAfterTests(), vendorTests(), ietfTests(), regressionTests()} {
 		for _, tt := range table {
 			seeds = append(seeds, tt.h)
 		}

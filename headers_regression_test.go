@@ -1,0 +1,64 @@
+package throttle
+
+import (
+	"testing"
+	"time"
+)
+
+// Regression cases for faults found in review, each failing on the code
+// before its fix. They seed FuzzParseHeaders with the other tables.
+
+func TestParseHeadersRegressions(t *testing.T) { runHeaderTests(t, regressionTests()) }
+
+const docGoDates = "Go's time.RFC1123 (UTC) and time.RFC1123Z (numeric zone), sent by real servers though RFC 9110 §5.6.7 defines GMT only"
+
+// zoned formats testNow+d in layout in the zone offset seconds east of UTC.
+func zoned(d time.Duration, layout string, offset int) string {
+	return testNow.Add(d).In(time.FixedZone("", offset)).Format(layout)
+}
+
+func regressionTests() []headerTest {
+	ra := func(d time.Duration) Quota { return unknownQuota().with(func(q *Quota) { q.RetryAfter = d }) }
+	reset := func(d time.Duration) Quota { return unknownQuota().with(func(q *Quota) { q.Reset = at(d) }) }
+	return []headerTest{
+		// Dates ending in UTC or a numeric zone.
+		{"reset RFC1123 UTC", docGoDates, hdr("X-RateLimit-Reset", zoned(time.Minute, time.RFC1123, 0)), reset(time.Minute)},
+		{"reset RFC1123Z +0000", docGoDates, hdr("X-RateLimit-Reset", zoned(time.Minute, time.RFC1123Z, 0)), reset(time.Minute)},
+		{"reset RFC1123Z -0700", docGoDates, hdr("X-RateLimit-Reset", zoned(time.Minute, time.RFC1123Z, -7*3600)), reset(time.Minute)},
+		{"reset RFC1123Z +0530", docGoDates, hdr("X-RateLimit-Reset", zoned(time.Minute, time.RFC1123Z, 5*3600+30*60)), reset(time.Minute)},
+		{"RateLimit-ResetTime RFC1123 UTC", docGoDates, hdr("RateLimit-ResetTime", zoned(time.Minute, time.RFC1123, 0)), reset(time.Minute)},
+		{"X-Rate-Limit-Reset RFC1123Z", docGoDates, hdr("X-Rate-Limit-Reset", zoned(time.Minute, time.RFC1123Z, 3600)), reset(time.Minute)},
+		{"reset RFC1123 UTC against Date", docGoDates, hdr("Date", dateAt(time.Hour), "X-RateLimit-Reset", zoned(time.Hour+time.Minute, time.RFC1123, 0)), reset(time.Minute)},
+		{"Date RFC1123 UTC anchors", docGoDates, hdr("Date", zoned(time.Hour, time.RFC1123, 0), "X-RateLimit-Reset", epoch(time.Hour+time.Minute)), reset(time.Minute)},
+		{"Date RFC1123Z anchors", docGoDates, hdr("Date", zoned(time.Hour, time.RFC1123Z, -5*3600), "X-RateLimit-Reset", epoch(time.Hour+time.Minute)), reset(time.Minute)},
+		{"Retry-After RFC1123 UTC", docGoDates, hdr("Date", dateAt(0), "Retry-After", zoned(time.Minute, time.RFC1123, 0)), ra(time.Minute)},
+		{"Retry-After RFC1123Z +0000", docGoDates, hdr("Date", dateAt(0), "Retry-After", zoned(time.Minute, time.RFC1123Z, 0)), ra(time.Minute)},
+		{"Retry-After RFC1123Z -0700", docGoDates, hdr("Date", dateAt(0), "Retry-After", zoned(time.Minute, time.RFC1123Z, -7*3600)), ra(time.Minute)},
+		{"Retry-After RFC1123Z without Date", docGoDates, hdr("Retry-After", zoned(2*time.Minute, time.RFC1123Z, 2*3600)), ra(2 * time.Minute)},
+		{"Retry-After zone hour 24", docNone, hdr("Retry-After", "Sat, 01 Jun 2024 12:01:00 +2400"), unknownQuota()},
+		{"Retry-After zone minute 60", docNone, hdr("Retry-After", "Sat, 01 Jun 2024 12:01:00 +0060"), unknownQuota()},
+		{"Retry-After zone without sign", docNone, hdr("Retry-After", "Sat, 01 Jun 2024 12:01:00 00000"), unknownQuota()},
+		{"Retry-After zone PST", docNone, hdr("Retry-After", "Sat, 01 Jun 2024 12:01:00 PST"), unknownQuota()},
+	}
+}
+
+// TestZonedUnix checks the zoned IMF-fixdate reader against time.Parse.
+func TestZonedUnix(t *testing.T) {
+	for _, offset := range []int{0, 3600, -7 * 3600, 5*3600 + 30*60, -(9*3600 + 30*60), 14 * 3600, -12 * 3600} {
+		for _, when := range []time.Time{testNow, time.Date(2000, 2, 29, 23, 59, 59, 0, time.UTC), time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)} {
+			for _, layout := range []string{time.RFC1123, time.RFC1123Z} {
+				if layout == time.RFC1123 && offset != 0 {
+					continue // RFC1123 names the zone; only UTC is read
+				}
+				s := when.In(time.FixedZone("", offset)).Format(layout)
+				if layout == time.RFC1123 {
+					s = when.UTC().Format(layout)
+				}
+				got, ok := parseHTTPDate(s)
+				if !ok || !got.Equal(when) {
+					t.Errorf("parseHTTPDate(%q) = %v, %v, want %v, true", s, got, ok, when)
+				}
+			}
+		}
+	}
+}
