@@ -80,6 +80,11 @@ const (
 	// keeps the rule right for clocks far from today's (a test's fake
 	// clock at 2000-01-01, say) and for deltas of any plausible size.
 	epochWindow = 10 * 365 * 24 * time.Hour
+	// maxAhead is how far away a reset or a Retry-After may lie and still
+	// be stated, in every form it takes: delta seconds or milliseconds, a
+	// Go duration, an epoch, a date. It is the bound a bare number's deltas
+	// already had, so that no form can say what another may not.
+	maxAhead = epochWindow
 	// pastTolerance is how far before the response's Date an absolute reset
 	// may lie and still mean "now": Date has one-second resolution, Jira
 	// sends minute-precision resets, and a response may sit briefly in a
@@ -154,16 +159,15 @@ const (
 // digits make a value not stated. A remaining count above the limit is
 // clamped to the limit. A reset is read as, in order: a bare number (epoch
 // milliseconds or epoch seconds when it falls within ten years of the
-// response's Date, else delta seconds; a delta over ten years is not
-// stated), an RFC 3339 or minute-precision ISO 8601 timestamp (Jira's
-// 2024-01-01T10:00Z), an HTTP-date in any of the three formats (the
-// IMF-fixdate also with the zone UTC or a numeric offset, as Go's
-// time.RFC1123 and time.RFC1123Z write it), or a Go
-// duration such as 6m0s or 7.66s (OpenAI), optionally led by whole days.
-// Absolute resets are anchored to the Date header when it is present and
-// within a day of now; a reset up to two minutes in the past means now, one
-// further in the past is not stated. A duration that overflows time.Duration
-// is not stated.
+// response's Date, else delta seconds), an RFC 3339 or minute-precision ISO
+// 8601 timestamp (Jira's 2024-01-01T10:00Z), an HTTP-date in any of the
+// three formats (the IMF-fixdate also with the zone UTC or a numeric offset,
+// as Go's time.RFC1123 and time.RFC1123Z write it), or a Go duration such as
+// 6m0s or 7.66s (OpenAI), optionally led by whole days. Absolute resets are
+// anchored to the Date header when it is present and within a day of now; a
+// reset up to two minutes in the past means now, one further in the past is
+// not stated. A reset or Retry-After more than ten years away, in whatever
+// form, is not stated.
 //
 // When a header is repeated (several field lines, or comma-joined values)
 // the most conservative reading wins: the least limit, the least remaining,
@@ -569,7 +573,7 @@ func (p *parser) absolute(t time.Time) (time.Time, bool) {
 // nanoseconds.
 func (p *parser) absoluteUnix(sec, nsec int64) (time.Time, bool) {
 	d, ok := p.fromRef(sec, nsec)
-	if !ok {
+	if !ok || d > maxAhead {
 		return time.Time{}, false
 	}
 	if d < 0 {
@@ -589,7 +593,7 @@ func (p *parser) resetAt(s string) (time.Time, bool) {
 	if t, ok := parseTimestamp(s); ok {
 		return p.absolute(t)
 	}
-	if d, ok := parseGoDuration(s); ok {
+	if d, ok := parseGoDuration(s); ok && d <= maxAhead {
 		return p.after(d), true
 	}
 	return time.Time{}, false
@@ -611,13 +615,14 @@ func (p *parser) resetNumber(ip uint64, ns int64) (time.Time, bool) {
 		return p.absoluteUnix(int64(ip/1000), int64(ip%1000)*1e6+ns/1e3)
 	case near(ip):
 		return p.absoluteUnix(int64(ip), ns)
-	case ip > uint64(epochWindow/time.Second):
+	case ip > uint64(maxAhead/time.Second):
 		// Neither an epoch near now nor a plausible delta: near a clock
 		// far off, maybe.
 		p.wall = p.wall || !p.anchor()
 		return time.Time{}, false
 	default:
-		return p.after(time.Duration(ip)*time.Second + time.Duration(ns)), true
+		d, ok := delay(ip, ns, time.Second)
+		return p.after(d), ok
 	}
 }
 
@@ -651,8 +656,9 @@ func (p *parser) latestReset(vals []string) (time.Time, bool) {
 
 // longestDelay reads every element of a header holding a plain delay in
 // unit (Discord's X-RateLimit-Reset-After in seconds, retry-after-ms in
-// milliseconds) and returns the longest.
-func longestDelay(vals []string, unit time.Duration) (time.Duration, bool) {
+// milliseconds, HubSpot's interval) and returns the longest of those no
+// longer than limit.
+func longestDelay(vals []string, unit, limit time.Duration) (time.Duration, bool) {
 	if len(vals) == 0 {
 		return 0, false
 	}
@@ -668,7 +674,7 @@ func longestDelay(vals []string, unit time.Duration) (time.Duration, bool) {
 			continue
 		}
 		d, ok := scaleDuration(ip, ns, unit)
-		if ok && (!found || d > longest) {
+		if ok && d <= limit && (!found || d > longest) {
 			longest, found = d, true
 		}
 	}
@@ -678,7 +684,7 @@ func longestDelay(vals []string, unit time.Duration) (time.Duration, bool) {
 // retryAfter reads Retry-After (RFC 9110 §10.2.3), X-RateLimit-Retry-After
 // (MailerLite) and retry-after-ms (OpenAI, Azure OpenAI).
 func (p *parser) retryAfter() time.Duration {
-	if d, ok := longestDelay(p.get(fRetryAfterMs), time.Millisecond); ok {
+	if d, ok := longestDelay(p.get(fRetryAfterMs), time.Millisecond, maxAhead); ok {
 		return d
 	}
 	var longest time.Duration
@@ -690,13 +696,13 @@ func (p *parser) retryAfter() time.Duration {
 			}
 			var d time.Duration
 			if ip, ns, ok := parseDecimal(s); ok {
-				if d, ok = scaleDuration(ip, ns, time.Second); !ok {
+				if d, ok = delay(ip, ns, time.Second); !ok {
 					continue
 				}
 			} else if t, ok := parseHTTPDate(s); ok {
 				// An HTTP-date is measured against the response's own Date
 				// so that skew does not stretch or shrink the wait.
-				if d, ok = p.fromRef(t.Unix(), int64(t.Nanosecond())); !ok {
+				if d, ok = p.fromRef(t.Unix(), int64(t.Nanosecond())); !ok || d > maxAhead {
 					continue
 				}
 			}
@@ -815,7 +821,7 @@ func (s *sfPolicy) fromRateLimit(it *sfItem) {
 	if r, ok := it.params.r.count(); ok && it.params.r.kind == sfInteger {
 		s.remaining = leastStated(s.remaining, r)
 	}
-	if t, ok := it.params.t.seconds(); ok {
+	if t, ok := it.params.t.seconds(); ok && t <= maxAhead {
 		s.reset = max(s.reset, t) // the latest reset
 	}
 }
@@ -1008,7 +1014,7 @@ func (p *parser) hubspot(extras *[]Quota) Quota {
 	interval.Limit = leastCount(p.get(fHSMax))
 	interval.Remaining = leastCount(p.get(fHSRemaining))
 	if interval.Limit >= 0 || interval.Remaining >= 0 {
-		interval.Window, _ = longestDelay(p.get(fHSInterval), time.Millisecond)
+		interval.Window, _ = longestDelay(p.get(fHSInterval), time.Millisecond, math.MaxInt64)
 	}
 	secondly := unknownQuota()
 	secondly.Limit = leastCount(p.get(fHSSecondly))
@@ -1124,7 +1130,7 @@ func (p *parser) xRateLimit() Quota {
 	q := unknownQuota()
 	q.Limit, q.Window = limitList(p.get(fXLimit), nil)
 	q.Remaining = leastCount(p.get(fXRemaining))
-	if d, ok := longestDelay(p.get(fXResetAfter), time.Second); ok {
+	if d, ok := longestDelay(p.get(fXResetAfter), time.Second, maxAhead); ok {
 		q.Reset = p.after(d)
 	} else if t, ok := p.latestReset(p.get(fXReset)); ok {
 		q.Reset = t
@@ -1361,6 +1367,13 @@ func parseCount(s string) (float64, bool) {
 	return float64(ip) + float64(ns)/1e9, true
 }
 
+// delay returns ip.ns units as a wait, or false when it overflows or lies
+// beyond maxAhead.
+func delay(ip uint64, ns int64, unit time.Duration) (time.Duration, bool) {
+	d, ok := scaleDuration(ip, ns, unit)
+	return d, ok && d <= maxAhead
+}
+
 // scaleDuration returns ip.ns units as a Duration, or false on overflow.
 func scaleDuration(ip uint64, ns int64, unit time.Duration) (time.Duration, bool) {
 	if ip > uint64(math.MaxInt64/unit)-1 {
@@ -1383,7 +1396,7 @@ func parseGoDuration(s string) (time.Duration, bool) {
 	var days time.Duration
 	if i := strings.IndexByte(s, 'd'); i > 0 {
 		ip, ns, ok := parseDecimal(s[:i])
-		if !ok || ns != 0 || ip > 100000 {
+		if !ok || ns != 0 || ip > uint64(maxAhead/(24*time.Hour)) {
 			return 0, false
 		}
 		days = time.Duration(ip) * 24 * time.Hour

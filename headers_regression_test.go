@@ -17,9 +17,13 @@ func zoned(d time.Duration, layout string, offset int) string {
 	return testNow.Add(d).In(time.FixedZone("", offset)).Format(layout)
 }
 
+// tenYears is the furthest a reset or Retry-After may lie: maxAhead.
+const tenYears = 10 * 365 * 24 * time.Hour
+
 func regressionTests() []headerTest {
 	ra := func(d time.Duration) Quota { return unknownQuota().with(func(q *Quota) { q.RetryAfter = d }) }
 	reset := func(d time.Duration) Quota { return unknownQuota().with(func(q *Quota) { q.Reset = at(d) }) }
+	named := func(q Quota) Quota { q.Policy = "requests"; return q }
 	return []headerTest{
 		// Dates ending in UTC or a numeric zone.
 		{"reset RFC1123 UTC", docGoDates, hdr("X-RateLimit-Reset", zoned(time.Minute, time.RFC1123, 0)), reset(time.Minute)},
@@ -39,6 +43,30 @@ func regressionTests() []headerTest {
 		{"Retry-After zone minute 60", docNone, hdr("Retry-After", "Sat, 01 Jun 2024 12:01:00 +0060"), unknownQuota()},
 		{"Retry-After zone without sign", docNone, hdr("Retry-After", "Sat, 01 Jun 2024 12:01:00 00000"), unknownQuota()},
 		{"Retry-After zone PST", docNone, hdr("Retry-After", "Sat, 01 Jun 2024 12:01:00 PST"), unknownQuota()},
+
+		// One ten-year rule for every form of a reset or Retry-After.
+		{"Go duration reset of ten years", docOpenAI, hdr("x-ratelimit-reset-requests", "87600h"), named(reset(tenYears))},
+		{"Go duration reset past ten years", docNone, hdr("x-ratelimit-reset-requests", "87600h1s"), unknownQuota()},
+		{"Go duration reset 2562047h", docNone, hdr("x-ratelimit-reset-requests", "2562047h"), unknownQuota()},
+		{"Go duration reset in days past ten years", docNone, hdr("x-ratelimit-reset-requests", "3651d"), unknownQuota()},
+		{"Go duration reset 3650d1ns", docNone, hdr("x-ratelimit-reset-requests", "3650d1ns"), unknownQuota()},
+		{"delta seconds reset of ten years", docReddit, hdr("X-RateLimit-Reset", "315360000"), reset(tenYears)},
+		{"delta seconds reset past ten years", docNone, hdr("X-RateLimit-Reset", "315360000.5"), unknownQuota()},
+		{"Reset-After past ten years", docNone, hdr("X-RateLimit-Reset-After", "315360001"), unknownQuota()},
+		{"Reset-After past ten years falls back to Reset", docDiscord, hdr("X-RateLimit-Reset-After", "315360001", "X-RateLimit-Reset", "30"), reset(30 * time.Second)},
+		{"IETF t past ten years", docDraft11, hdr("RateLimit", `"a";r=1;t=315360001`), lq(none, 1).with(func(q *Quota) { q.Policy = "a" })},
+		{"IETF t of ten years", docDraft11, hdr("RateLimit", `"a";r=1;t=315360000`), lq(none, 1).with(func(q *Quota) { q.Policy = "a"; q.Reset = at(tenYears) })},
+		{"RFC 3339 reset past ten years", docNone, hdr("anthropic-ratelimit-requests-reset", testNow.Add(tenYears+time.Second).Format(time.RFC3339)), unknownQuota()},
+		{"RFC 3339 reset of ten years", docAnthropic, hdr("anthropic-ratelimit-requests-reset", testNow.Add(tenYears).Format(time.RFC3339)), named(reset(tenYears))},
+		{"HTTP-date reset past ten years", docNone, hdr("Date", dateAt(0), "X-RateLimit-Reset", dateAt(tenYears+time.Second)), unknownQuota()},
+		{"Retry-After of ten years", docRFC9110, hdr("Retry-After", "315360000"), ra(tenYears)},
+		{"Retry-After past ten years", docNone, hdr("Retry-After", "315360001"), unknownQuota()},
+		{"Retry-After past ten years, another element stated", docNone, hdr("Retry-After", "315360001, 5"), ra(5 * time.Second)},
+		{"Retry-After date past ten years", docNone, hdr("Date", dateAt(0), "Retry-After", dateAt(tenYears+time.Second)), unknownQuota()},
+		{"Retry-After date of ten years", docRFC9110, hdr("Date", dateAt(0), "Retry-After", dateAt(tenYears)), ra(tenYears)},
+		{"retry-after-ms past ten years falls back", docAzure, hdr("Retry-After-Ms", "315360000001", "Retry-After", "2"), ra(2 * time.Second)},
+		{"retry-after-ms of ten years", docAzure, hdr("Retry-After-Ms", "315360000000"), ra(tenYears)},
+		{"X-RateLimit-Retry-After past ten years", docNone, hdr("X-RateLimit-Retry-After", "315360001"), unknownQuota()},
 	}
 }
 
