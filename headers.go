@@ -1740,6 +1740,7 @@ type fields struct {
 	all   *[numFields][]string // every field's values, by index, once vals is full
 	named []namedField         // quotas other than "requests", when collecting all
 	dup   bool                 // a field was found under two spellings
+	owned uint64               // bit i set: field i's values were joined into a slice of ours
 }
 
 // maxSlots is how many fields a parser holds without allocating: a typical
@@ -1766,13 +1767,17 @@ type namedField struct {
 
 func (f *fields) collect(h http.Header, all bool) {
 	for k, v := range h {
-		f.add(k, v, all)
+		if f.add(k, v, all); f.dup {
+			break
+		}
 	}
 	if f.dup {
 		// A hand-built map holds two spellings of one header: their
 		// values are joined in the order of the spellings, not in the
 		// random order of map iteration, so that the result does not
-		// change from call to call. Rare enough to sort for.
+		// change from call to call. Rare enough to sort for; the sort
+		// and the joins keep the cost linear in the number of
+		// spellings (TestParseHeadersManySpellings).
 		*f = fields{}
 		for _, k := range slices.Sorted(maps.Keys(h)) {
 			f.add(k, h[k], all)
@@ -1784,7 +1789,13 @@ func (f *fields) collect(h http.Header, all bool) {
 func (f *fields) put(k string, i int, v []string) {
 	if f.mask&(1<<i) != 0 {
 		f.dup = true
-		v = append(slices.Clip(f.get(i)), v...)
+		joined := f.get(i)
+		if f.owned&(1<<i) == 0 {
+			// The first join copies: the values are the caller's. Later
+			// ones append to our copy, in amortised constant time.
+			joined, f.owned = slices.Clip(joined), f.owned|1<<i
+		}
+		v = append(joined, v...)
 	} else if n := f.used; n < len(f.vals) {
 		f.mask |= 1 << i
 		f.slot[i] = uint8(n + 1)

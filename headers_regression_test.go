@@ -1,6 +1,10 @@
 package throttle
 
 import (
+	"net/http"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -88,5 +92,50 @@ func TestZonedUnix(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// spellings returns a header holding name under n spellings that differ in
+// the case of their letters, each with the value value(i).
+func spellings(name string, n int, value func(i int) string) http.Header {
+	h := http.Header{"Content-Type": {"application/json"}}
+	for i := range n {
+		b := []byte(strings.ToLower(name))
+		bit := 0
+		for j := range b {
+			if isAlpha(b[j]) {
+				if i>>bit&1 != 0 {
+					b[j] -= 'a' - 'A'
+				}
+				bit++
+			}
+		}
+		h[string(b)] = []string{value(i)}
+	}
+	return h
+}
+
+// TestParseHeadersManySpellings: a hand-built map holding one header under
+// thousands of spellings costs time and memory linear in its size (it cost
+// 8.8 s and 5.6 GB for 16,384 spellings), and every spelling is read.
+func TestParseHeadersManySpellings(t *testing.T) {
+	const n = 4096
+	h := spellings("X-RateLimit-Remaining", n, func(i int) string { return strconv.Itoa(n + i) })
+	h["X-Ratelimit-Limit"] = []string{"100000"}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got := ParseHeaders(h, testNow)
+	runtime.ReadMemStats(&after)
+	if want := lq(100000, n); !quotaEqual(got, want) {
+		t.Errorf("ParseHeaders(%d spellings) = %+v, want %+v", n, got, want)
+	}
+	// The keys sorted for a deterministic join, and the joined values: a
+	// few dozen bytes a spelling.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 256*n {
+		t.Errorf("ParseHeaders(%d spellings) allocated %d bytes, want at most %d", n, alloc, 256*n)
+	}
+	qs := ParseQuotas(h, testNow)
+	if len(qs) != 1 || !quotaEqual(qs[0], got) {
+		t.Errorf("ParseQuotas(%d spellings) = %+v, want [%+v]", n, qs, got)
 	}
 }

@@ -751,6 +751,16 @@ func BenchmarkParseHeadersIETFStructured(b *testing.B) {
 	}
 }
 
+// BenchmarkParseHeadersSpellings: 16,384 spellings of one header in a
+// hand-built map, linear work (it took 8.8 s and 5.6 GB before).
+func BenchmarkParseHeadersSpellings(b *testing.B) {
+	h := spellings("X-RateLimit-Remaining", 1<<14, func(i int) string { return strconv.Itoa(i) })
+	b.ReportAllocs()
+	for b.Loop() {
+		ParseHeaders(h, testNow)
+	}
+}
+
 func BenchmarkParseQuotasOpenAI(b *testing.B) {
 	h := hdr(
 		"Date", dateAt(0),
