@@ -496,6 +496,7 @@ type parser struct {
 	dateSec   int64 // the response's Date, Unix seconds, when dateState is 1
 	dateState int8  // 0: not parsed yet; 1: date is usable; -1: absent or unusable
 	wall      bool  // an absolute time was placed against now's wall clock
+	std       stdBudget
 }
 
 func newParser(now time.Time) parser {
@@ -512,7 +513,7 @@ func (p *parser) anchor() bool {
 			date, ok := imfUnix(v) // the format servers send
 			if !ok {
 				var t time.Time
-				if t, ok = parseHTTPDate(v); !ok {
+				if t, ok = parseHTTPDate(v, &p.std); !ok {
 					continue
 				}
 				date = t.Unix()
@@ -590,10 +591,10 @@ func (p *parser) resetAt(s string) (time.Time, bool) {
 	if ip, ns, ok := parseDecimal(s); ok {
 		return p.resetNumber(ip, ns)
 	}
-	if t, ok := parseTimestamp(s); ok {
+	if t, ok := parseTimestamp(s, &p.std); ok {
 		return p.absolute(t)
 	}
-	if d, ok := parseGoDuration(s); ok && d <= maxAhead {
+	if d, ok := parseGoDuration(s, &p.std); ok && d <= maxAhead {
 		return p.after(d), true
 	}
 	return time.Time{}, false
@@ -699,7 +700,7 @@ func (p *parser) retryAfter() time.Duration {
 				if d, ok = delay(ip, ns, time.Second); !ok {
 					continue
 				}
-			} else if t, ok := parseHTTPDate(s); ok {
+			} else if t, ok := parseHTTPDate(s, &p.std); ok {
 				// An HTTP-date is measured against the response's own Date
 				// so that skew does not stretch or shrink the wait.
 				if d, ok = p.fromRef(t.Unix(), int64(t.Nanosecond())); !ok || d > maxAhead {
@@ -1386,11 +1387,38 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 func isAlpha(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
 
+// A stdBudget bounds what one response hands to the standard library's
+// time parsers (time.Parse, http.ParseTime, time.ParseDuration), whose
+// errors allocate several times the value they refuse: a 4 MiB non-date
+// cost 25 MB. They see no value longer than maxStdLen bytes (no date or
+// duration a server sends is longer), and nothing once maxStdRefusals calls
+// failed; the forms read without them (numbers, the IMF-fixdate and its
+// zoned variants) are read regardless.
+type stdBudget struct{ refused int }
+
+const (
+	maxStdLen      = 40
+	maxStdRefusals = 16
+)
+
+// allows reports whether s may be handed to a standard-library parser.
+func (b *stdBudget) allows(s string) bool {
+	return len(s) <= maxStdLen && b.refused < maxStdRefusals
+}
+
+// ok records the outcome of a standard-library parse and reports success.
+func (b *stdBudget) ok(err error) bool {
+	if err != nil {
+		b.refused++
+	}
+	return err == nil
+}
+
 // parseGoDuration reads a reset in time.Duration syntax as OpenAI sends it
 // ("6m0s", "12ms", "7.66s"), optionally led by whole days ("1d2h"). Signs
 // and fractions without a leading digit are rejected.
-func parseGoDuration(s string) (time.Duration, bool) {
-	if s == "" || !isDigit(s[0]) || !isAlpha(s[len(s)-1]) || strings.ContainsAny(s, "+-") {
+func parseGoDuration(s string, b *stdBudget) (time.Duration, bool) {
+	if s == "" || !isDigit(s[0]) || !isAlpha(s[len(s)-1]) || !b.allows(s) || strings.ContainsAny(s, "+-") {
 		return 0, false
 	}
 	var days time.Duration
@@ -1408,7 +1436,7 @@ func parseGoDuration(s string) (time.Duration, bool) {
 		}
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 || d > math.MaxInt64-days {
+	if !b.ok(err) || d < 0 || d > math.MaxInt64-days {
 		return 0, false
 	}
 	return days + d, true
@@ -1416,16 +1444,19 @@ func parseGoDuration(s string) (time.Duration, bool) {
 
 // parseTimestamp reads an absolute reset: RFC 3339 (Anthropic), ISO 8601
 // with minute precision (Jira: 2024-01-01T10:00Z) or an HTTP-date.
-func parseTimestamp(s string) (time.Time, bool) {
+func parseTimestamp(s string, b *stdBudget) (time.Time, bool) {
 	if len(s) >= 16 && s[4] == '-' && isDigit(s[0]) {
 		for _, layout := range [...]string{time.RFC3339, "2006-01-02T15:04Z07:00", "2006-01-02 15:04:05Z07:00"} {
-			if t, err := time.Parse(layout, s); err == nil {
+			if !b.allows(s) {
+				break
+			}
+			if t, err := time.Parse(layout, s); b.ok(err) {
 				return t, true
 			}
 		}
 		return time.Time{}, false
 	}
-	return parseHTTPDate(s)
+	return parseHTTPDate(s, b)
 }
 
 // parseHTTPDate reads an HTTP-date (RFC 9110 §5.6.7). The preferred
@@ -1433,7 +1464,7 @@ func parseTimestamp(s string) (time.Time, bool) {
 // zone (see zonedUnix); the obsolete RFC 850 and ANSI C forms go to
 // http.ParseTime, and the JavaScript Date.toString form some APIs send
 // ("Tue Feb 16 2021 09:02:42 GMT+0100 (CET)", Lemlist) is read too.
-func parseHTTPDate(s string) (time.Time, bool) {
+func parseHTTPDate(s string, b *stdBudget) (time.Time, bool) {
 	if t, ok := parseIMFFixdate(s); ok {
 		return t, true
 	}
@@ -1443,15 +1474,21 @@ func parseHTTPDate(s string) (time.Time, bool) {
 	if len(s) < 20 || !isAlpha(s[0]) {
 		return time.Time{}, false
 	}
-	if t, err := http.ParseTime(s); err == nil {
-		return t, true
-	}
-	if i := strings.Index(s, " GMT"); i > 0 && i+9 <= len(s) && (s[i+4] == '+' || s[i+4] == '-') {
-		if t, err := time.Parse("Mon Jan 02 2006 15:04:05 GMT-0700", s[:i+9]); err == nil {
-			return t, true
+	// The JavaScript form ends in a zone name of any length: its date is
+	// read up to the offset after GMT.
+	if i := strings.Index(s[:min(len(s), maxStdLen)], " GMT"); i > 0 && i+9 <= len(s) && (s[i+4] == '+' || s[i+4] == '-') {
+		if js := s[:i+9]; b.allows(js) {
+			t, err := time.Parse("Mon Jan 02 2006 15:04:05 GMT-0700", js)
+			if b.ok(err) {
+				return t, true
+			}
 		}
 	}
-	return time.Time{}, false
+	if !b.allows(s) {
+		return time.Time{}, false
+	}
+	t, err := http.ParseTime(s)
+	return t, b.ok(err)
 }
 
 func monthIndex(s string) int {

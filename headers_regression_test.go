@@ -86,7 +86,7 @@ func TestZonedUnix(t *testing.T) {
 				if layout == time.RFC1123 {
 					s = when.UTC().Format(layout)
 				}
-				got, ok := parseHTTPDate(s)
+				got, ok := parseHTTPDate(s, new(stdBudget))
 				if !ok || !got.Equal(when) {
 					t.Errorf("parseHTTPDate(%q) = %v, %v, want %v, true", s, got, ok, when)
 				}
@@ -137,5 +137,48 @@ func TestParseHeadersManySpellings(t *testing.T) {
 	qs := ParseQuotas(h, testNow)
 	if len(qs) != 1 || !quotaEqual(qs[0], got) {
 		t.Errorf("ParseQuotas(%d spellings) = %+v, want [%+v]", n, qs, got)
+	}
+}
+
+// TestParseHeadersLongNonDates: a long value that is no date, in a field
+// that may hold one, costs no allocation in proportion to its size (a
+// 4 MiB one cost 25 MB through time.Parse's errors), whether it is one
+// value, a list of short ones or many field lines.
+func TestParseHeadersLongNonDates(t *testing.T) {
+	const size = 4 << 20
+	long := "Z" + strings.Repeat("z", size)
+	list := strings.Repeat("Zzzzzzzzzzzzzzzzzzzzzzzzzzzzz, ", size/32)
+	lines := strings.Split(strings.Repeat("Zzzzzzzzzzzzzzzzzzzzzzzzzzzzzz\n", size/32), "\n")
+	tests := []struct {
+		name string
+		h    http.Header
+		want Quota
+	}{
+		{"reset", hdr("X-RateLimit-Reset", long), unknownQuota()},
+		{"reset list", hdr("X-RateLimit-Reset", list), unknownQuota()},
+		{"reset lines", http.Header{"X-Ratelimit-Reset": lines}, unknownQuota()},
+		{"RFC 3339-like reset", hdr("Anthropic-Ratelimit-Requests-Reset", "2024-06-01T12:00:00"+long), unknownQuota()},
+		{"RFC 3339-like reset list", hdr("Anthropic-Ratelimit-Requests-Reset", strings.Repeat("2024-06-01T12:00:00Zz, ", size/23)), unknownQuota()},
+		{"Go-duration-like reset", hdr("X-Ratelimit-Reset-Requests", "1"+long), unknownQuota()},
+		{"Go-duration-like reset list", hdr("X-Ratelimit-Reset-Requests", strings.Repeat("1zzzzzzzzzzzzzzzzzzzzs, ", size/24)), unknownQuota()},
+		{"JavaScript-like date", hdr("Retry-After", "Tue Feb 16 2021 09:02:42 GMT+0100"+long), unknownQuota()},
+		{"Retry-After", hdr("Retry-After", long), unknownQuota()},
+		{"Retry-After list", hdr("Retry-After", list), unknownQuota()},
+		{"Date lines", http.Header{"Date": lines, "X-Ratelimit-Reset": {epoch(time.Minute)}},
+			unknownQuota().with(func(q *Quota) { q.Reset = at(time.Minute) })},
+		{"a date after many non-dates", hdr("Retry-After", list+zoned(time.Minute, time.RFC1123Z, 0)),
+			unknownQuota().with(func(q *Quota) { q.RetryAfter = time.Minute })},
+	}
+	for _, tt := range tests {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		got := ParseHeaders(tt.h, testNow)
+		runtime.ReadMemStats(&after)
+		if !quotaEqual(got, tt.want) {
+			t.Errorf("ParseHeaders(%s) = %+v, want %+v", tt.name, got, tt.want)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<10 {
+			t.Errorf("ParseHeaders(%s of %d bytes) allocated %d bytes, want at most %d", tt.name, size, alloc, 64<<10)
+		}
 	}
 }

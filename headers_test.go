@@ -217,6 +217,8 @@ func retryAfterTests() []headerTest {
 		{"IMF-fixdate without Date", docRFC9110, hdr("Retry-After", dateAt(30*time.Second)), ra(30 * time.Second)},
 		{"RFC 850 date", docRFC9110, hdr("Date", dateAt(0), "Retry-After", testNow.Add(time.Minute).Format(time.RFC850)), ra(time.Minute)},
 		{"ANSI C date", docRFC9110, hdr("Date", dateAt(0), "Retry-After", testNow.Add(time.Minute).Format(time.ANSIC)), ra(time.Minute)},
+		{"JavaScript Date.toString", docNone, hdr("Date", dateAt(0), "Retry-After", "Sat Jun 01 2024 14:01:00 GMT+0200 (CEST)"), ra(time.Minute)},
+		{"JavaScript Date.toString, long zone name", docNone, hdr("Date", dateAt(0), "Retry-After", "Sat Jun 01 2024 07:01:00 GMT-0500 (Central Daylight Time in North America)"), ra(time.Minute)},
 		{"date in the past", docRFC9110, hdr("Date", dateAt(0), "Retry-After", dateAt(-time.Minute)), unknownQuota()},
 		{"repeated: longest", docRFC9110, hdr("Retry-After", "30", "Retry-After", "120"), ra(2 * time.Minute)},
 		{"comma-joined dates: longest", docRFC9110, hdr("Date", dateAt(0), "Retry-After", dateAt(time.Minute)+", "+dateAt(2*time.Minute)), ra(2 * time.Minute)},
@@ -784,7 +786,7 @@ func TestParseHTTPDateCalendar(t *testing.T) {
 				// The weekday is not checked by either parser: any will do.
 				s := fmt.Sprintf("Mon, %02d %s %04d 12:30:45 GMT", day, m.String()[:3], year)
 				want, wantErr := http.ParseTime(s)
-				got, ok := parseHTTPDate(s)
+				got, ok := parseHTTPDate(s, new(stdBudget))
 				if ok != (wantErr == nil) || ok && !got.Equal(want) {
 					t.Errorf("parseHTTPDate(%q) = %v, %v; net/http: %v, %v", s, got, ok, want, wantErr)
 				}
@@ -798,10 +800,10 @@ func TestParseHTTPDateCalendar(t *testing.T) {
 		"Tue, 30 Jun 2015 23:59:60 GMT": time.Date(2015, 7, 1, 0, 0, 0, 0, time.UTC),
 		"Tue, 30 Jun 2015 12:00:60 GMT": time.Date(2015, 6, 30, 12, 1, 0, 0, time.UTC),
 	} {
-		got, ok := parseHTTPDate(s)
+		got, ok := parseHTTPDate(s, new(stdBudget))
 		assert.True(t, ok && got.Equal(want), "parseHTTPDate(%q) = %v, %v; want %v", s, got, ok, want)
 	}
-	_, ok := parseHTTPDate("Tue, 30 Jun 2015 23:59:61 GMT")
+	_, ok := parseHTTPDate("Tue, 30 Jun 2015 23:59:61 GMT", new(stdBudget))
 	assert.False(t, ok, "second 61")
 }
 
