@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-throttle/throttle/internal/sfv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -513,68 +514,22 @@ func TestQuotaKnown(t *testing.T) {
 	}
 }
 
-// TestSFParser checks the structured field parser against RFC 9651 §4.2.
-func TestSFParser(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		n    int // members, or -1 for a parse failure
-		dict bool
-	}{
-		{"", 0, false},
-		{`"a";q=1`, 1, false},
-		{`a, b;x, c;y=?0`, 3, false},
-		{`1, -2, 3.5, 4.125`, 4, false},
-		{`1.1234`, -1, false},
-		{`1234567890123.1`, -1, false},
-		{`123456789012345`, 1, false},
-		{`1234567890123456`, -1, false},
-		{`(a b "c");p=1, d`, 2, false},
-		{`(a b`, -1, false},
-		{`:cHJldGVuZCB0aGlzIGlzIGJpbmFyeSBjb250ZW50Lg==:`, 1, false},
-		{`:abc`, -1, false},
-		{`@1659578233, %"f%c3%bc"`, 2, false},
-		{`@1.5`, -1, false},
-		{`%"%C3"`, -1, false},
-		{`"a\"b\\c"`, 1, false},
-		{`"a\nb"`, -1, false},
-		{`"open`, -1, false},
-		{`a,`, -1, false},
-		{`a,,b`, -1, false},
-		{`a b`, -1, false},
-		{`a;Q=1`, -1, false},
-		{`?2`, -1, false},
-		{`a;q=1 ,  b`, 2, false},
-		{"a;q=1\t,\tb", 2, false},
-		{`limit=100, remaining=50, reset=5`, 3, true},
-		{`a=1, a=2`, 1, true},
-		{`a, b;x=1, c=(1 2)`, 3, true},
-		{`A=1`, -1, true},
-		{`a=`, -1, true},
-	} {
-		var n int
-		var ok bool
-		if tt.dict {
-			var got []sfMember
-			got, ok = sfDictLines([]string{tt.in}, nil)
-			n = len(got)
-		} else {
-			var got []sfItem
-			got, ok = sfListLines([]string{tt.in}, nil)
-			n = len(got)
-		}
-		if tt.n < 0 {
-			assert.Falsef(t, ok, "parse(%q) succeeded, want failure", tt.in)
-		} else {
-			assert.Truef(t, ok, "parse(%q) failed", tt.in)
-			assert.Equalf(t, tt.n, n, "parse(%q) members", tt.in)
-		}
-	}
-	items, ok := sfListLines([]string{`"x";w=1;w=2;r=3`}, nil)
+// TestRateLimitParams checks what the RateLimit fields keep of an item's
+// parameters; internal/sfv tests the parser itself.
+func TestRateLimitParams(t *testing.T) {
+	items, ok := sfv.List([]string{`"x";w=1;w=2;qu="tokens";qu=requests;q=1.5`}, policyKeys, nil, maxMembers)
 	require.True(t, ok)
-	w, _ := items[0].window()
+	w, _ := sfWindow(&items[0])
 	assert.Equal(t, 2*time.Second, w, "the last of repeated parameters wins")
-	name, _ := sfBare{kind: sfString, str: `a\"b`, esc: true}.name()
-	assert.Equal(t, `a"b`, name)
+	s := newPolicy("x")
+	s.fromPolicy(&items[0])
+	assert.True(t, s.requests, "qu as a Token")
+	assert.Equal(t, float64(notStated), s.limit, "q as a Decimal")
+	items, ok = sfv.List([]string{`"x";r=3;t=-1`}, rateLimitKeys, nil, maxMembers)
+	require.True(t, ok)
+	s.fromRateLimit(&items[0])
+	assert.Equal(t, float64(3), s.remaining)
+	assert.Equal(t, time.Duration(-1), s.reset, "a negative t is not stated")
 }
 
 // TestParseHugeHeaders checks that a megabyte of hostile header costs linear
