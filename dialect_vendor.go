@@ -1,0 +1,237 @@
+package throttle
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// quotaOf reads a limit, remaining, reset triple of plain headers.
+func (p *parser) quotaOf(limit, remaining, reset []string) Quota {
+	q := unknownQuota()
+	q.Limit = leastCount(limit)
+	q.Remaining = leastCount(remaining)
+	if t, ok := p.latestReset(reset); ok {
+		q.Reset = t
+	}
+	return q
+}
+
+// nameQuotas reads the request quota of the dialects that name their quotas in
+// the header name, and with extras every other named quota:
+//   - OpenAI, https://platform.openai.com/docs/guides/rate-limits
+//     x-ratelimit-{limit,remaining,reset}-{requests,tokens}, resets as Go
+//     durations ("6m0s", "20ms");
+//   - Anthropic, https://docs.anthropic.com/en/api/rate-limits
+//     anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset},
+//     resets in RFC 3339;
+//   - Linear, https://linear.app/developers/rate-limiting
+//     X-RateLimit-{Requests,Complexity}-{Limit,Remaining,Reset}, resets in
+//     epoch milliseconds.
+func (p *parser) nameQuotas(extras *[]Quota) Quota {
+	if p.mask&maskNamed == 0 && len(p.named) == 0 {
+		return unknownQuota()
+	}
+	q := p.quotaOf(p.get(fReqLimit), p.get(fReqRemaining), p.get(fReqReset))
+	if q.statesQuota() {
+		q.Policy = "requests"
+	}
+	if extras != nil && len(p.named) > 0 {
+		slices.SortFunc(p.named, func(a, b namedField) int {
+			return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.key, b.key))
+		})
+		for i := 0; i < len(p.named); {
+			j := i
+			var v [3][]string
+			for ; j < len(p.named) && p.named[j].name == p.named[i].name; j++ {
+				v[p.named[j].kind] = append(v[p.named[j].kind], p.named[j].vals...)
+			}
+			nq := p.quotaOf(v[kindLimit], v[kindRemaining], v[kindReset])
+			if nq.statesQuota() {
+				nq.Policy = p.named[i].name
+				addExtra(extras, nq)
+			}
+			i = j
+		}
+	}
+	return q
+}
+
+// hubspot reads HubSpot's headers
+// (https://developers.hubspot.com/docs/guides/apps/api-usage/usage-details):
+// X-HubSpot-RateLimit-Max and -Remaining over -Interval-Milliseconds, the
+// per-second -Secondly and -Secondly-Remaining, and the per-day -Daily and
+// -Daily-Remaining.
+func (p *parser) hubspot(extras *[]Quota) Quota {
+	if p.mask&maskHubSp == 0 {
+		return unknownQuota()
+	}
+	interval := unknownQuota()
+	interval.Limit = leastCount(p.get(fHSMax))
+	interval.Remaining = leastCount(p.get(fHSRemaining))
+	if interval.Limit >= 0 || interval.Remaining >= 0 {
+		interval.Window, _ = longestDelay(p.get(fHSInterval), time.Millisecond, math.MaxInt64)
+	}
+	secondly := unknownQuota()
+	secondly.Limit = leastCount(p.get(fHSSecondly))
+	secondly.Remaining = leastCount(p.get(fHSSecondlyRemaining))
+	if secondly.statesQuota() {
+		secondly.Window, secondly.Policy = time.Second, "secondly"
+	}
+	daily := unknownQuota()
+	daily.Limit = leastCount(p.get(fHSDaily))
+	daily.Remaining = leastCount(p.get(fHSDailyRemaining))
+	if daily.statesQuota() {
+		daily.Window, daily.Policy = 24*time.Hour, "daily"
+	}
+	all := [...]Quota{interval, secondly, daily}
+	pick := -1
+	for i, q := range all {
+		if !q.statesQuota() {
+			continue
+		}
+		if pick < 0 {
+			pick = i
+		} else if extras != nil {
+			addExtra(extras, q)
+		}
+	}
+	if pick < 0 {
+		return unknownQuota()
+	}
+	return all[pick]
+}
+
+// shopify reads X-Shopify-Shop-Api-Call-Limit: used/limit
+// (https://shopify.dev/docs/api/usage/rate-limits, REST Admin API).
+func (p *parser) shopify() Quota {
+	if p.mask&(1<<fShopify) == 0 {
+		return unknownQuota()
+	}
+	q := unknownQuota()
+	for e := (elems{vals: p.get(fShopify)}); ; {
+		s, ok := e.next()
+		if !ok {
+			break
+		}
+		if lim, rem, ok := usedOfLimit(s); ok {
+			q.Limit = leastStated(q.Limit, lim)
+			q.Remaining = leastStated(q.Remaining, rem)
+		}
+	}
+	return q
+}
+
+// salesforce reads Sforce-Limit-Info: api-usage=25/5000 and its per-app
+// variants (https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/headers_api_usage.htm).
+// The org-wide api-usage is the request quota; the others are extras.
+func (p *parser) salesforce(extras *[]Quota) Quota {
+	if p.mask&(1<<fSforce) == 0 {
+		return unknownQuota()
+	}
+	q := unknownQuota()
+	for e := (elems{vals: p.get(fSforce)}); ; {
+		s, ok := e.next()
+		if !ok {
+			break
+		}
+		name, usage, ok := strings.Cut(s, "=")
+		if !ok {
+			continue
+		}
+		name = trimOWS(name)
+		usage, _, _ = strings.Cut(usage, "(") // per-app-api-usage=17/250(appName=x)
+		lim, rem, ok := usedOfLimit(trimOWS(usage))
+		if !ok || name == "" {
+			continue
+		}
+		if eqFold(name, "api-usage") {
+			q.Limit = leastStated(q.Limit, lim)
+			q.Remaining = leastStated(q.Remaining, rem)
+			q.Policy = name
+		} else if extras != nil {
+			addExtra(extras, Quota{Limit: lim, Remaining: rem, Policy: name})
+		}
+	}
+	return q
+}
+
+// usedOfLimit reads "used/limit" and returns the limit and what remains.
+func usedOfLimit(s string) (limit, remaining float64, ok bool) {
+	u, l, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, 0, false
+	}
+	used, ok1 := parseCount(trimOWS(u))
+	limit, ok2 := parseCount(trimOWS(l))
+	if !ok1 || !ok2 {
+		return 0, 0, false
+	}
+	return limit, max(limit-used, 0), true
+}
+
+// xRateLimit reads the X-RateLimit-* family:
+//   - GitHub, https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api:
+//     Limit, Remaining, Used, Reset (epoch seconds), Resource;
+//   - Discord, https://discord.com/developers/docs/topics/rate-limits:
+//     Reset as a float epoch, Reset-After in float seconds (preferred), Bucket;
+//   - Reddit, https://github.com/reddit-archive/reddit/wiki/API: Used,
+//     Remaining (a float) and Reset in delta seconds, no Limit;
+//   - Jira Cloud, https://developer.atlassian.com/cloud/jira/platform/rate-limiting/:
+//     Reset as minute-precision ISO 8601, RateLimit-Reason.
+func (p *parser) xRateLimit() Quota {
+	if p.mask&maskX == 0 {
+		return unknownQuota()
+	}
+	q := unknownQuota()
+	q.Limit, q.Window = limitList(p.get(fXLimit), nil)
+	q.Remaining = leastCount(p.get(fXRemaining))
+	if d, ok := longestDelay(p.get(fXResetAfter), time.Second, maxAhead); ok {
+		q.Reset = p.after(d)
+	} else if t, ok := p.latestReset(p.get(fXReset)); ok {
+		q.Reset = t
+	}
+	if (q.Limit < 0) != (q.Remaining < 0) && p.mask&(1<<fXUsed) != 0 {
+		p.xUsed(&q)
+	}
+	if p.mask&(1<<fRLReason) != 0 && q.statesQuota() {
+		q.Policy = firstValue(p.get(fRLReason))
+	}
+	return q
+}
+
+// xUsed completes from X-RateLimit-Used a quota that states only one of
+// its limit and remaining count.
+func (p *parser) xUsed(q *Quota) {
+	used := greatestCount(p.get(fXUsed))
+	switch {
+	case used < 0:
+	case q.Limit < 0:
+		// Reddit states what was used and what is left, not the limit,
+		// over a 10-minute window.
+		q.Limit = used + q.Remaining
+		if !q.Reset.IsZero() && q.Reset.Sub(p.now) <= redditWindow {
+			q.Window = redditWindow
+		}
+	default:
+		q.Remaining = max(q.Limit-used, 0)
+	}
+}
+
+// xRateLimitDash reads X-Rate-Limit-Limit, -Remaining and -Reset (X,
+// https://docs.x.com/x-api/fundamentals/rate-limits; Okta,
+// https://developer.okta.com/docs/reference/rl-best-practices/, both epoch
+// seconds) and Zendesk's X-Rate-Limit
+// (https://developer.zendesk.com/api-reference/introduction/rate-limits/).
+func (p *parser) xRateLimitDash() Quota {
+	if p.mask&maskXDash == 0 {
+		return unknownQuota()
+	}
+	q := p.quotaOf(p.get(fXDLimit), p.get(fXDRemaining), p.get(fXDReset))
+	if q.Limit < 0 {
+		q.Limit = leastCount(p.get(fZendeskLimit))
+	}
+	return q
+}
