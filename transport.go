@@ -144,10 +144,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, &RefusedError{Key: b.name, Err: err}
 	}
+	// f is the request in flight, zero once ended. If Base (or an event
+	// hook) panics, the deferred call ends it and the panic goes on to the
+	// caller, as net/http lets it: a bucket still learning its quota would
+	// otherwise hold every later request for the answer of a request that
+	// never comes, and never be dropped.
+	defer func() { f.Done(nil) }()
 	for attempt := 0; ; attempt++ {
 		resp, err := t.base().RoundTrip(req)
 		if err != nil {
 			f.Done(nil)
+			f = Flight{}
 			return nil, err
 		}
 		arrived, at, derived := t.arrival()
@@ -159,14 +166,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			arrived, at = t.readWall()
 			q, _ = parseHeaders(resp.Header, arrived)
 		}
+		done := f
+		f = Flight{} // ended below, even if a hook panics
 		if q.Scope != "" && q.Scope != id.scope {
 			// The server says this request counts against another scope:
 			// from now on its route uses that scope's bucket.
-			f.Done(nil)
+			done.Done(nil)
 			id, b = t.setScope(route, q.Scope)
 			b.observe(resp.StatusCode, q, math.NaN(), false, at)
 		} else {
-			f.doneAt(resp.StatusCode, q, at)
+			done.doneAt(resp.StatusCode, q, at)
 		}
 		if attempt >= t.Retries || !limited(resp.StatusCode, q) {
 			return resp, nil
