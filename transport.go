@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -151,7 +152,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// never comes, and never be dropped.
 	defer func() { f.Done(nil) }()
 	for attempt := 0; ; attempt++ {
-		resp, err := t.base().RoundTrip(req)
+		resp, err := t.send(req)
 		if err != nil {
 			f.Done(nil)
 			f = Flight{}
@@ -208,6 +209,25 @@ func (e *RefusedError) Error() string {
 }
 
 func (e *RefusedError) Unwrap() error { return e.Err }
+
+// send sends req by Base. A Base that breaks the RoundTripper contract is
+// held to it as [http.Client] holds it: a nil response with a nil error is
+// an error naming the Base, and a response that comes with an error is
+// dropped, its body closed so that its connection is not leaked.
+func (t *Transport) send(req *http.Request) (*http.Response, error) {
+	base := t.base()
+	resp, err := base.RoundTrip(req)
+	switch {
+	case err != nil && resp != nil:
+		if resp.Body != nil {
+			_ = resp.Body.Close()
+		}
+		return nil, err
+	case err == nil && resp == nil:
+		return nil, fmt.Errorf("throttle: RoundTripper implementation (%T) returned a nil *Response with a nil error", base)
+	}
+	return resp, err
+}
 
 func (t *Transport) base() http.RoundTripper {
 	if t.Base != nil {
@@ -465,6 +485,9 @@ func replay(req *http.Request) (*http.Request, bool) {
 // discard drains (so that the connection can be reused) and closes a
 // response that will not be returned.
 func discard(resp *http.Response) {
+	if resp.Body == nil {
+		return // a Base's shorthand for an empty body, which http.Client accepts
+	}
 	_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
 	_ = resp.Body.Close()
 }
