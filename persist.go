@@ -54,7 +54,7 @@ func (b *Bucket) Snapshot() State {
 		Burst:       b.burst,
 		Learned:     !b.learning,
 		ServerLimit: b.srvLimit,
-		Window:      int64(b.winLen),
+		Window:      int64(min(b.winLen, maxDur)), // a float64 of MaxInt64 converts to MinInt64
 	}
 	if b.limit != rate.Inf {
 		s.Limit = b.limit
@@ -74,9 +74,16 @@ func (b *Bucket) Snapshot() State {
 // cooldown still running holds callers until it ends (capped by
 // MaxCooldown). A clock that went backwards counts as no time passed. The
 // bucket's configured limit stays a ceiling. Queued callers are re-planned.
-// Restore returns an error matching [ErrBadState] for a state that makes no
-// sense (NaN or negative values, an unknown version), and then changes
-// nothing.
+//
+// A state file outlives the program that wrote it, so what it says is
+// bounded as the server's word is: no wait it implies exceeds MaxCooldown.
+// A saved rate slower than one token per MaxCooldown is read as that rate
+// (unless the configured Limit is slower still), and a debt of tokens is
+// kept only as far as that rate repays within MaxCooldown. Restore returns
+// an error matching [ErrBadState] for a state that no bucket could have
+// saved (NaN, infinite or negative values, counts beyond 2⁵³, an unknown
+// version), and then changes nothing. A bucket restored from any state
+// saves a state that restores.
 func (b *Bucket) Restore(s State) error {
 	if err := s.validate(); err != nil {
 		return err
@@ -88,14 +95,19 @@ func (b *Bucket) Restore(s State) error {
 	defer b.release(now)
 	wall := time.Now()
 	elapsed := max(wall.Sub(s.At), 0)
+	// The slowest rate a saved state may impose.
+	slowest := rate.Limit(float64(time.Second) / b.maxCooldown)
 
 	if s.Learned {
 		b.learning, b.probing = false, 0
-		b.srvLimit, b.winLen = s.ServerLimit, float64(s.Window)
+		b.srvLimit, b.winLen = max(s.ServerLimit, 0), float64(s.Window)
 	}
 	limit := b.limit
 	if s.Limit > 0 && (b.ceiling == 0 || s.Limit < b.ceiling) {
-		limit = s.Limit
+		limit = max(s.Limit, slowest)
+		if b.ceiling > 0 {
+			limit = min(limit, b.ceiling)
+		}
 	} else if s.Limit == 0 && s.Learned && b.ceiling == 0 {
 		limit = rate.Inf
 	}
@@ -103,11 +115,14 @@ func (b *Bucket) Restore(s State) error {
 	if s.ProbeMax > 0 && b.ceiling != rate.Inf {
 		// Resume probing the server's rate where it was, growing back
 		// from now.
-		b.aimd, b.rmax, b.cut = true, s.ProbeMax, now
+		b.aimd, b.rmax, b.cut = true, max(s.ProbeMax, float64(slowest)), now
 	}
 	tokens := s.Tokens
 	if limit != rate.Inf {
-		tokens += elapsed.Seconds() * float64(limit)
+		// A debt is repaid within MaxCooldown: at its end one token is
+		// there. Products beyond float64 are +Inf, which leaves it.
+		repaid := float64(limit) * b.maxCooldown / float64(time.Second)
+		tokens = max(tokens, min(0, 1-repaid)) + elapsed.Seconds()*float64(limit)
 	}
 	b.setTokens(now, min(tokens, float64(b.burst)))
 	if left := s.CooldownUntil.Sub(wall); !s.CooldownUntil.IsZero() && left > 0 {
@@ -117,23 +132,28 @@ func (b *Bucket) Restore(s State) error {
 	return nil
 }
 
+// maxCount bounds the counts of a State: beyond 2⁵³ a float64 no longer
+// counts requests one by one, and no server's quota comes near it.
+const maxCount = 1 << 53
+
 func (s State) validate() error {
 	bad := func(what string) error { return fmt.Errorf("%w: %s", ErrBadState, what) }
+	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 	switch {
 	case s.Version != stateVersion:
 		return bad(fmt.Sprintf("version %d, want %d", s.Version, stateVersion))
 	case s.At.IsZero():
 		return bad("no time")
-	case math.IsNaN(s.Tokens) || math.IsInf(s.Tokens, 0):
-		return bad("tokens not a number")
-	case math.IsNaN(float64(s.Limit)) || s.Limit < 0 || math.IsInf(float64(s.Limit), 0):
-		return bad("invalid limit")
+	case !finite(s.Tokens) || math.Abs(s.Tokens) > maxCount:
+		return bad(fmt.Sprintf("tokens %v", s.Tokens))
+	case !finite(float64(s.Limit)) || s.Limit < 0:
+		return bad(fmt.Sprintf("limit %v", float64(s.Limit)))
 	case s.Burst < 0:
 		return bad("negative burst")
-	case math.IsNaN(s.ServerLimit) || s.Window < 0:
-		return bad("invalid server window")
-	case math.IsNaN(s.ProbeMax) || s.ProbeMax < 0 || math.IsInf(s.ProbeMax, 0):
-		return bad("invalid probe rate")
+	case !finite(s.ServerLimit) || s.ServerLimit > maxCount || s.Window < 0:
+		return bad(fmt.Sprintf("server window: limit %v in %v", s.ServerLimit, time.Duration(s.Window)))
+	case !finite(s.ProbeMax) || s.ProbeMax < 0 || s.ProbeMax > maxCount:
+		return bad(fmt.Sprintf("probe rate %v", s.ProbeMax))
 	}
 	return nil
 }
