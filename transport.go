@@ -53,7 +53,8 @@ type Transport struct {
 	Base http.RoundTripper
 
 	// Config is the template of every key's bucket; its Name is set to the
-	// key. The zero Config learns each server's quota from its headers.
+	// bucket's name (see TransportStats.Keys). The zero Config learns each
+	// server's quota from its headers.
 	Config Config
 
 	// Key names the bucket a request waits in. If nil, requests are keyed by
@@ -97,6 +98,29 @@ type Transport struct {
 // named ("" for the key's own bucket). Struct keys spare a string per
 // request.
 type bucketID struct{ key, scope string }
+
+// name names the bucket in Stats, events, errors and a Store: the key, with
+// each '\' or '#' in it escaped by a '\', then "#" and the scope for a
+// server-named scope. The escape keeps the names of different buckets
+// apart (the key "h#core" is not the key "h" in its scope "core") and
+// leaves every host as it is.
+func (id bucketID) name() string {
+	key := id.key
+	if strings.ContainsAny(key, `\#`) {
+		var sb strings.Builder
+		for i := range len(key) {
+			if c := key[i]; c == '\\' || c == '#' {
+				sb.WriteByte('\\')
+			}
+			sb.WriteByte(key[i])
+		}
+		key = sb.String()
+	}
+	if id.scope == "" {
+		return key
+	}
+	return key + "#" + id.scope
+}
 
 // A routeID is what a server's scope is remembered for: a key and the first
 // meaningful segment of the path.
@@ -200,7 +224,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // sending it. It matches the bucket's error ([ErrQueueFull],
 // [ErrWaitTooLong], ...) under [errors.Is].
 type RefusedError struct {
-	Key string // the bucket: the Transport's key, with "#scope" for a server-named scope
+	Key string // the bucket's name, as in TransportStats.Keys
 	Err error
 }
 
@@ -398,10 +422,7 @@ func (t *Transport) getLocked(id bucketID, now float64) *entry {
 	e := t.buckets[id]
 	if e == nil {
 		c := t.Config
-		c.Name = id.key
-		if id.scope != "" {
-			c.Name += "#" + id.scope
-		}
+		c.Name = id.name()
 		e = &entry{b: newBucket(c, t.epoch)}
 		t.buckets[id] = e
 	}
@@ -458,8 +479,15 @@ func (t *Transport) Stats() TransportStats {
 
 // TransportStats is a snapshot of a [Transport]'s buckets.
 type TransportStats struct {
-	Total BucketStats            // sums over every bucket (rates and bursts left zero)
-	Keys  map[string]BucketStats // by key, "#scope" appended for server-named scopes
+	Total BucketStats // sums over every bucket (rates and bursts left zero)
+
+	// Keys holds the buckets by name: the key (a host, unless
+	// Transport.Key says otherwise), then "#" and the scope for a scope the
+	// server named ("api.github.com#search"). A '\' or '#' in the key is
+	// escaped by a '\' (the key "h#core" is named `h\#core`), so the first
+	// '#' not escaped starts the scope and no two buckets share a name.
+	// Config.Name, events and RefusedError.Key use the same names.
+	Keys map[string]BucketStats
 }
 
 // replay returns a copy of req to send again, if its body can be replayed.
