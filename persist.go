@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,7 +57,7 @@ func (b *Bucket) Snapshot() State {
 		Burst:       b.burst,
 		Learned:     !b.learning,
 		ServerLimit: max(b.model.srvLimit, 0),
-		Window:      int64(b.model.winLen),
+		Window:      int64(min(b.model.winLen, maxDur)), // a float64 of MaxInt64 converts to MinInt64
 	}
 	if b.limit != rate.Inf {
 		s.Limit = b.limit
@@ -74,9 +77,16 @@ func (b *Bucket) Snapshot() State {
 // cooldown still running holds callers until it ends (capped by
 // MaxCooldown). A clock that went backwards counts as no time passed. The
 // bucket's configured limit stays a ceiling. Queued callers are re-planned.
-// Restore returns an error matching [ErrBadState] for a state that makes no
-// sense (NaN or negative values, an unknown version), and then changes
-// nothing.
+//
+// A state file outlives the program that wrote it, so what it says is
+// bounded as the server's word is: no wait it implies exceeds MaxCooldown.
+// A saved rate slower than one token per MaxCooldown is read as that rate
+// (unless the configured Limit is slower still), and a debt of tokens is
+// kept only as far as that rate repays within MaxCooldown. Restore returns
+// an error matching [ErrBadState] for a state that no bucket could have
+// saved (NaN, infinite or negative values, counts beyond 2⁵³, an unknown
+// version), and then changes nothing. A bucket restored from any state
+// saves a state that restores.
 func (b *Bucket) Restore(s State) error {
 	if err := s.validate(); err != nil {
 		return err
@@ -88,6 +98,8 @@ func (b *Bucket) Restore(s State) error {
 	defer b.release(now)
 	wall := time.Now()
 	elapsed := max(wall.Sub(s.At), 0)
+	// The slowest rate a saved state may impose.
+	slowest := rate.Limit(float64(time.Second) / b.maxCooldown)
 
 	if s.Learned {
 		b.learning, b.probing = false, 0
@@ -99,7 +111,10 @@ func (b *Bucket) Restore(s State) error {
 	}
 	limit := b.limit
 	if s.Limit > 0 && (b.ceiling == 0 || s.Limit < b.ceiling) {
-		limit = s.Limit
+		limit = max(s.Limit, slowest)
+		if b.ceiling > 0 {
+			limit = min(limit, b.ceiling)
+		}
 	} else if s.Limit == 0 && s.Learned && b.ceiling == 0 {
 		limit = rate.Inf
 	}
@@ -107,11 +122,14 @@ func (b *Bucket) Restore(s State) error {
 	if s.ProbeMax > 0 && b.ceiling != rate.Inf {
 		// Resume probing the server's rate where it was, growing back
 		// from now.
-		b.model.aimd, b.model.rmax, b.model.cut = true, s.ProbeMax, now
+		b.model.aimd, b.model.rmax, b.model.cut = true, max(s.ProbeMax, float64(slowest)), now
 	}
 	tokens := s.Tokens
 	if limit != rate.Inf {
-		tokens += elapsed.Seconds() * float64(limit)
+		// A debt is repaid within MaxCooldown: at its end one token is
+		// there. Products beyond float64 are +Inf, which leaves it.
+		repaid := float64(limit) * b.maxCooldown / float64(time.Second)
+		tokens = max(tokens, min(0, 1-repaid)) + elapsed.Seconds()*float64(limit)
 	}
 	b.setTokens(now, min(tokens, float64(b.burst)))
 	if left := s.CooldownUntil.Sub(wall); !s.CooldownUntil.IsZero() && left > 0 {
@@ -121,23 +139,28 @@ func (b *Bucket) Restore(s State) error {
 	return nil
 }
 
+// maxCount bounds the counts of a State: beyond 2⁵³ a float64 no longer
+// counts requests one by one, and no server's quota comes near it.
+const maxCount = 1 << 53
+
 func (s State) validate() error {
 	bad := func(what string) error { return fmt.Errorf("%w: %s", ErrBadState, what) }
+	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 	switch {
 	case s.Version != stateVersion:
 		return bad(fmt.Sprintf("version %d, want %d", s.Version, stateVersion))
 	case s.At.IsZero():
 		return bad("no time")
-	case math.IsNaN(s.Tokens) || math.IsInf(s.Tokens, 0):
-		return bad("tokens not a number")
-	case math.IsNaN(float64(s.Limit)) || s.Limit < 0 || math.IsInf(float64(s.Limit), 0):
-		return bad("invalid limit")
+	case !finite(s.Tokens) || math.Abs(s.Tokens) > maxCount:
+		return bad(fmt.Sprintf("tokens %v", s.Tokens))
+	case !finite(float64(s.Limit)) || s.Limit < 0:
+		return bad(fmt.Sprintf("limit %v", float64(s.Limit)))
 	case s.Burst < 0:
 		return bad("negative burst")
-	case math.IsNaN(s.ServerLimit) || s.Window < 0:
-		return bad("invalid server window")
-	case math.IsNaN(s.ProbeMax) || s.ProbeMax < 0 || math.IsInf(s.ProbeMax, 0):
-		return bad("invalid probe rate")
+	case !finite(s.ServerLimit) || s.ServerLimit > maxCount || s.Window < 0:
+		return bad(fmt.Sprintf("server window: limit %v in %v", s.ServerLimit, time.Duration(s.Window)))
+	case !finite(s.ProbeMax) || s.ProbeMax < 0 || s.ProbeMax > maxCount:
+		return bad(fmt.Sprintf("probe rate %v", s.ProbeMax))
 	}
 	return nil
 }
@@ -163,15 +186,21 @@ const DefaultSaveEvery = time.Second
 
 // PersistFile restores b from the file at path and keeps saving it there:
 // at most once every every (zero: [DefaultSaveEvery]) while the bucket is in
-// use, and on Close. Writes are atomic (a temporary file renamed over the
-// old one). No goroutine runs between saves; a timer wakes the saver.
+// use, and on Close. Writes are atomic: a temporary file in the same
+// directory, "<path>.tmp-<pid>-<random>", renamed over the old one. The
+// temporary files of saves that died before their rename (a process
+// killed, a full disk) are removed here: those whose process is gone, and
+// any older than a minute. No goroutine runs between saves; a timer wakes
+// the saver.
 //
 // A missing file leaves b as it is, a fresh bucket. A file that cannot be
-// read or parsed (corrupt, truncated, from another program) is reported by
-// an error matching [ErrBadState]; the bucket then starts empty rather than
-// full, the conservative choice, and the returned StateFile is usable and
-// will overwrite the file. Other errors (the directory cannot be read)
-// return a nil StateFile.
+// read or parsed (corrupt, truncated, larger than a state file can be
+// ([MaxStateFileSize]), from another program) is reported by an error
+// matching [ErrBadState]; the bucket then starts empty rather than full,
+// the conservative choice, and the returned StateFile is usable and will
+// overwrite the file. Other errors (the directory cannot be read, the path
+// is not a regular file: a directory, a FIFO, a device) return a nil
+// StateFile, and the path is left alone.
 func PersistFile(b *Bucket, path string, every time.Duration) (*StateFile, error) {
 	if every <= 0 {
 		every = DefaultSaveEvery
@@ -182,19 +211,42 @@ func PersistFile(b *Bucket, path string, every time.Duration) (*StateFile, error
 	if errors.As(err, &pe) && !errors.Is(err, ErrBadState) {
 		return nil, err
 	}
+	f.removeStale()
 	f.mu.Lock()
 	f.timer = time.AfterFunc(every, f.tick)
 	f.mu.Unlock()
 	return f, err
 }
 
+// MaxStateFileSize bounds what [PersistFile] reads: a state file is a few
+// hundred bytes, and a larger one is not this package's.
+const MaxStateFileSize = 1 << 20
+
+// errNotRegular is the error of a state file path that names something
+// other than a regular file.
+var errNotRegular = errors.New("not a regular file")
+
 func (f *StateFile) load() error {
-	data, err := os.ReadFile(f.path)
+	file, err := os.OpenFile(f.path, os.O_RDONLY|readFlags, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	defer file.Close()
+	if st, err := file.Stat(); err != nil {
+		return err
+	} else if !st.Mode().IsRegular() {
+		return &fs.PathError{Op: "open", Path: f.path, Err: errNotRegular}
+	}
+	data, err := io.ReadAll(io.LimitReader(file, MaxStateFileSize+1))
+	if err != nil {
+		return err
+	}
+	if len(data) > MaxStateFileSize {
+		f.empty()
+		return fmt.Errorf("%w: %s: larger than %d bytes", ErrBadState, f.path, MaxStateFileSize)
 	}
 	var s State
 	if err := json.Unmarshal(data, &s); err != nil {
@@ -206,6 +258,57 @@ func (f *StateFile) load() error {
 		return fmt.Errorf("%s: %w", f.path, err)
 	}
 	return nil
+}
+
+// staleTemp is the age beyond which a temporary file is stale whatever its
+// name says: a save takes milliseconds.
+const staleTemp = time.Minute
+
+// tempPrefix is how the names of f's temporary files start.
+func (f *StateFile) tempPrefix() string { return filepath.Base(f.path) + ".tmp-" }
+
+// removeStale removes the temporary files that saves to f's path left
+// behind: those of a process that is gone, and any older than staleTemp,
+// including those named as before ("<path>.<digits>.tmp"). Failures are
+// ignored: the files are only litter.
+func (f *StateFile) removeStale() {
+	dir := filepath.Dir(f.path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	prefix, base := f.tempPrefix(), filepath.Base(f.path)+"."
+	for _, e := range entries {
+		name := e.Name()
+		var pid string
+		if rest, ok := strings.CutPrefix(name, prefix); ok {
+			pid, _, _ = strings.Cut(rest, "-")
+		} else if rest, ok := strings.CutPrefix(name, base); !ok || !digits(strings.TrimSuffix(rest, ".tmp")) || !strings.HasSuffix(rest, ".tmp") {
+			continue
+		}
+		if !e.Type().IsRegular() {
+			continue
+		}
+		stale := false
+		if n, err := strconv.Atoi(pid); err == nil && n != os.Getpid() && gone(n) {
+			stale = true
+		} else if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleTemp {
+			stale = true
+		}
+		if stale {
+			_ = os.Remove(filepath.Join(dir, name))
+		}
+	}
+}
+
+// digits reports whether s is a non-empty run of ASCII digits.
+func digits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // empty starts the bucket with no tokens, for lack of a usable state.
@@ -251,11 +354,8 @@ func (f *StateFile) saveLocked() error {
 	if err != nil {
 		return err
 	}
-	dir, base := filepath.Split(f.path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, base+".*.tmp")
+	dir := filepath.Dir(f.path)
+	tmp, err := os.CreateTemp(dir, f.tempPrefix()+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return err
 	}

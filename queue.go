@@ -14,6 +14,7 @@ type waiter struct {
 	n          int
 	seq        uint64  // the admission's sequence number, once granted
 	since      float64 // when it joined the queue
+	waited     float64 // once granted: how long it waited
 	deadline   float64 // bucket clock; +Inf: none
 	byCtx      bool    // deadline is the context's, not MaxWait's
 	ready      chan struct{}
@@ -217,8 +218,9 @@ func (b *Bucket) finish(now float64, w *waiter, err error) {
 		b.refused(err)
 		return
 	}
+	w.waited = now - w.since
 	b.stats.waited++
-	b.stats.waitTime += now - w.since
+	b.stats.waitTime += w.waited
 	if now-w.since >= b.slowWait {
 		b.note(Event{Kind: EventWait, Wait: time.Duration(now - w.since)})
 	}
@@ -327,6 +329,7 @@ func (b *Bucket) cancel(ctx context.Context, w *waiter) error {
 	case w.err != nil:
 		return w.err
 	default: // granted as the context ended: give the tokens back
+		b.uncount(w)
 		if b.learning {
 			b.probing = max(b.probing-1, 0) // the probe was never sent
 		} else if iv := b.iv(); iv != 0 && !math.IsInf(iv, 1) {

@@ -25,7 +25,10 @@ type BucketStats struct {
 	RefusedFull    uint64 // refused with ErrQueueFull
 	RefusedTooLong uint64 // refused with ErrWaitTooLong, at admission or re-planned
 	RefusedBurst   uint64 // refused with ErrExceedsBurst
-	Canceled       uint64 // left the queue because their context ended
+	// Canceled counts the callers whose context ended while they waited,
+	// those granted their tokens just as it ended included: they give the
+	// tokens back and are counted here, not as admitted.
+	Canceled uint64
 
 	Cooldowns     uint64    // times the server put the bucket into a cooldown
 	CooldownUntil time.Time // end of the current cooldown; zero if none
@@ -63,6 +66,19 @@ type counters struct {
 	refusedFull, refusedLong, refBurst uint64
 	canceled, cooldowns, corrections   uint64
 	drift                              float64
+	// givenBack counts the calls granted and then given back: Admitted
+	// leaves them out, the sequence numbers (Bucket.admitted) do not.
+	givenBack uint64
+}
+
+// uncount counts a waiter granted its tokens as its context ended, which
+// gave them back, as cancelled rather than admitted: each caller is
+// counted once. It requires that b.mu is held.
+func (b *Bucket) uncount(w *waiter) {
+	b.stats.givenBack++
+	b.stats.waited--
+	b.stats.waitTime -= w.waited
+	b.stats.canceled++
 }
 
 // Stats returns a snapshot of the bucket.
@@ -78,7 +94,7 @@ func (b *Bucket) Stats() BucketStats {
 		Queued:         b.q.len,
 		InFlight:       int(b.inflight.Load()),
 		Learning:       b.learning,
-		Admitted:       b.count() - b.extra.Load(),
+		Admitted:       b.count() - b.extra.Load() - b.stats.givenBack,
 		Waited:         b.stats.waited,
 		WaitTime:       time.Duration(b.stats.waitTime),
 		RefusedFull:    b.stats.refusedFull,

@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -52,7 +53,8 @@ type Transport struct {
 	Base http.RoundTripper
 
 	// Config is the template of every key's bucket; its Name is set to the
-	// key. The zero Config learns each server's quota from its headers.
+	// bucket's name (see TransportStats.Keys). The zero Config learns each
+	// server's quota from its headers.
 	Config Config
 
 	// Key names the bucket a request waits in. If nil, requests are keyed by
@@ -96,6 +98,29 @@ type Transport struct {
 // named ("" for the key's own bucket). Struct keys spare a string per
 // request.
 type bucketID struct{ key, scope string }
+
+// name names the bucket in Stats, events, errors and a Store: the key, with
+// each '\' or '#' in it escaped by a '\', then "#" and the scope for a
+// server-named scope. The escape keeps the names of different buckets
+// apart (the key "h#core" is not the key "h" in its scope "core") and
+// leaves every host as it is.
+func (id bucketID) name() string {
+	key := id.key
+	if strings.ContainsAny(key, `\#`) {
+		var sb strings.Builder
+		for i := range len(key) {
+			if c := key[i]; c == '\\' || c == '#' {
+				sb.WriteByte('\\')
+			}
+			sb.WriteByte(key[i])
+		}
+		key = sb.String()
+	}
+	if id.scope == "" {
+		return key
+	}
+	return key + "#" + id.scope
+}
 
 // A routeID is what a server's scope is remembered for: a key and the first
 // meaningful segment of the path.
@@ -144,10 +169,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, &RefusedError{Key: b.name, Err: err}
 	}
+	// f is the request in flight, zero once ended. If Base (or an event
+	// hook) panics, the deferred call ends it and the panic goes on to the
+	// caller, as net/http lets it: a bucket still learning its quota would
+	// otherwise hold every later request for the answer of a request that
+	// never comes, and never be dropped.
+	defer func() { f.Done(nil) }()
 	for attempt := 0; ; attempt++ {
-		resp, err := t.base().RoundTrip(req)
+		resp, err := t.send(req)
 		if err != nil {
 			f.Done(nil)
+			f = Flight{}
 			return nil, err
 		}
 		arrived, at, derived := t.arrival()
@@ -159,14 +191,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			arrived, at = t.readWall()
 			q, _ = parseHeaders(resp.Header, arrived)
 		}
+		done := f
+		f = Flight{} // ended below, even if a hook panics
 		if q.Scope != "" && q.Scope != id.scope {
 			// The server says this request counts against another scope:
 			// from now on its route uses that scope's bucket.
-			f.Done(nil)
+			done.Done(nil)
 			id, b = t.setScope(route, q.Scope)
 			b.observe(resp.StatusCode, q, nil, at)
 		} else {
-			f.doneAt(resp.StatusCode, q, at)
+			done.doneAt(resp.StatusCode, q, at)
 		}
 		if attempt >= t.Retries || !limited(resp.StatusCode, q) {
 			return resp, nil
@@ -190,7 +224,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // sending it. It matches the bucket's error ([ErrQueueFull],
 // [ErrWaitTooLong], ...) under [errors.Is].
 type RefusedError struct {
-	Key string // the bucket: the Transport's key, with "#scope" for a server-named scope
+	Key string // the bucket's name, as in TransportStats.Keys
 	Err error
 }
 
@@ -199,6 +233,25 @@ func (e *RefusedError) Error() string {
 }
 
 func (e *RefusedError) Unwrap() error { return e.Err }
+
+// send sends req by Base. A Base that breaks the RoundTripper contract is
+// held to it as [http.Client] holds it: a nil response with a nil error is
+// an error naming the Base, and a response that comes with an error is
+// dropped, its body closed so that its connection is not leaked.
+func (t *Transport) send(req *http.Request) (*http.Response, error) {
+	base := t.base()
+	resp, err := base.RoundTrip(req)
+	switch {
+	case err != nil && resp != nil:
+		if resp.Body != nil {
+			_ = resp.Body.Close()
+		}
+		return nil, err
+	case err == nil && resp == nil:
+		return nil, fmt.Errorf("throttle: RoundTripper implementation (%T) returned a nil *Response with a nil error", base)
+	}
+	return resp, err
+}
 
 func (t *Transport) base() http.RoundTripper {
 	if t.Base != nil {
@@ -369,10 +422,7 @@ func (t *Transport) getLocked(id bucketID, now float64) *entry {
 	e := t.buckets[id]
 	if e == nil {
 		c := t.Config
-		c.Name = id.key
-		if id.scope != "" {
-			c.Name += "#" + id.scope
-		}
+		c.Name = id.name()
 		e = &entry{b: newBucket(c, t.epoch)}
 		t.buckets[id] = e
 	}
@@ -429,8 +479,15 @@ func (t *Transport) Stats() TransportStats {
 
 // TransportStats is a snapshot of a [Transport]'s buckets.
 type TransportStats struct {
-	Total BucketStats            // sums over every bucket (rates and bursts left zero)
-	Keys  map[string]BucketStats // by key, "#scope" appended for server-named scopes
+	Total BucketStats // sums over every bucket (rates and bursts left zero)
+
+	// Keys holds the buckets by name: the key (a host, unless
+	// Transport.Key says otherwise), then "#" and the scope for a scope the
+	// server named ("api.github.com#search"). A '\' or '#' in the key is
+	// escaped by a '\' (the key "h#core" is named `h\#core`), so the first
+	// '#' not escaped starts the scope and no two buckets share a name.
+	// Config.Name, events and RefusedError.Key use the same names.
+	Keys map[string]BucketStats
 }
 
 // replay returns a copy of req to send again, if its body can be replayed.
@@ -456,6 +513,9 @@ func replay(req *http.Request) (*http.Request, bool) {
 // discard drains (so that the connection can be reused) and closes a
 // response that will not be returned.
 func discard(resp *http.Response) {
+	if resp.Body == nil {
+		return // a Base's shorthand for an empty body, which http.Client accepts
+	}
 	_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
 	_ = resp.Body.Close()
 }
