@@ -215,9 +215,12 @@ type Bucket struct {
 // slowPath in Bucket.fast says that the mutex owns the state.
 const slowPath = ^uint64(0)
 
-// NewBucket returns a bucket configured by c, full: a new bucket admits Burst
-// requests at once. Invalid fields of c are replaced as documented on
-// [Config]; use [Config.Validate] to reject them instead.
+// NewBucket returns a bucket configured by c. A bucket with an explicit
+// Burst starts full: it admits Burst requests at once. One told its Limit
+// with the default burst starts with a single token and fills at Limit, so
+// that its first window never holds more than the server's quota. Invalid
+// fields of c are replaced as documented on [Config]; use [Config.Validate]
+// to reject them instead.
 func NewBucket(c Config) *Bucket { return newBucket(c, time.Now()) }
 
 // newBucket is NewBucket with the origin of the bucket's clock: a

@@ -44,10 +44,16 @@
 // [Flight.DoneQuota] take a Quota built by hand, for protocols that are not
 // HTTP.
 //
-//   - Remaining lowers the tokens at once to what the server has left, less
-//     the requests still in flight. An answer from an older window never
-//     raises them; one from a newer window may. Against a fixed window the
-//     bucket admits no more than the server said was left until it ends.
+//   - Remaining is a cap: the request numbered s that was told r left means
+//     nothing numbered beyond s + r goes out before the window ends. An
+//     answer to a request sent after the cap's own answer arrived replaces
+//     it; others only lower it; an answer from an older window is ignored.
+//   - A reset is an interval (whole seconds may be truncated or rounded up):
+//     what is left is spread over the time to its earliest end, the cap
+//     holds to the reset, and one probe then sizes the next window. Servers
+//     shown to refill continuously get a cap that grows at 95% of their
+//     steady rate instead. When Remaining falls faster than this client
+//     spends, other clients share the quota, and it takes only its share.
 //   - With [Config.Limit] zero the rate is learned: before the first answer
 //     one request goes out alone and the others wait for what it teaches.
 //     A configured Limit is a ceiling the server can lower but never raise.
@@ -57,8 +63,9 @@
 //   - A 429, a 503 with Retry-After, or GitHub's 403 with no quota left puts
 //     every caller of the bucket into a cooldown until the Retry-After, else
 //     the reset, else an exponential backoff with jitter; every such wait is
-//     capped by [Config.MaxCooldown] (default [DefaultMaxCooldown]). The
-//     bucket comes out of a cooldown with one token, not a burst.
+//     capped by [Config.MaxCooldown] (default [DefaultMaxCooldown]), pacing
+//     included. After a cooldown one request goes alone and the others wait
+//     for its answer.
 //   - A server that sends no quota headers at all is probed: a 429 cuts the
 //     rate multiplicatively and successes grow it back along a cubic curve,
 //     as TCP CUBIC does.

@@ -180,8 +180,13 @@ func (b *Bucket) apply(now float64, p plan) {
 	if b.store != nil && p.capEnd > now {
 		// Only lower the shared tokens: this process's count leaves out
 		// the other processes', so a raise could overshoot; the rate
-		// refills the store.
-		b.corr.SetTokens, b.corr.Tokens, b.corrReady = true, p.capSeq(now)-float64(b.count()), true
+		// refills the store. The store, not the cap, is a shared bucket's
+		// budget: a spent cap becomes a hold, which the store shares.
+		left := p.capSeq(now) - float64(b.count())
+		b.corr.SetTokens, b.corr.Tokens, b.corrReady = true, left, true
+		if left < 1 && !math.IsInf(p.capEnd, 1) {
+			b.holdUntil(now, p.capEnd)
+		}
 	}
 	if p.hold > now {
 		b.holdUntil(now, p.hold)
