@@ -31,15 +31,26 @@
 //
 // # Failures
 //
-// Every call is bounded by [Options.Timeout]. A caller of a Store falls back
-// to limiting locally when it fails, so failing fast matters more than
-// waiting out a slow server. While the server is down, go-redis keeps
-// redialling until the deadline, so each call fails after about the timeout.
-// go-redis applies a context's deadline to reads and writes on an open
-// connection only if the client was created with ContextTimeoutEnabled:
-// without it, a server that accepts connections but never answers holds a
-// call for the client's ReadTimeout (seconds) instead. Errors start with
+// Every call is bounded by [Options.Timeout] (and by its context). A caller
+// of a Store falls back to limiting locally when it fails, so failing fast
+// matters more than waiting out a slow server. While the server is down,
+// go-redis keeps redialling until the deadline, so each call fails after
+// about the timeout. go-redis applies a context's deadline to reads and
+// writes on an open connection only if the client was created with
+// ContextTimeoutEnabled; without it, a server that keeps its connections
+// and never answers (stopped, hung) would hold a call for the client's
+// ReadTimeout (seconds), so the store then runs each call on a goroutine of
+// its own and stops waiting for it at the deadline: the call fails on time,
+// and its goroutine and connection stay busy until go-redis gives up.
+// ContextTimeoutEnabled spares that goroutine. Errors start with
 // "redisstore:" and wrap the Redis or context error.
+//
+// A FLUSHALL (or a restart of a server that does not persist) empties
+// every bucket, and an empty bucket reads as full and free, exactly as one
+// that expired once idle: the store cannot tell them apart, and reports
+// nothing. The processes may then spend one burst at once, and a hold set
+// after a 429 ends early for the processes that did not see the 429
+// themselves (those that did keep it locally); the next 429 sets it again.
 //
 // # Requirements
 //
@@ -79,9 +90,9 @@ type Options struct {
 	Prefix string
 
 	// Timeout bounds each call to Redis when the context has no earlier
-	// deadline. Zero means [DefaultTimeout]; negative means no bound beyond
-	// the context's. See the package documentation for the client setting
-	// that makes go-redis honour it on a hung connection.
+	// deadline, whatever the client's options (see the package
+	// documentation on ContextTimeoutEnabled). Zero means [DefaultTimeout];
+	// negative means no bound beyond the context's.
 	Timeout time.Duration
 }
 
@@ -164,7 +175,7 @@ func (s *Store) Take(ctx context.Context, key string, n int, limit rate.Limit, b
 	}
 	ctx, cancel := s.context(ctx)
 	defer cancel()
-	us, err := takeScript.Run(ctx, s.c, []string{s.Key(key)}, n, iv, burst).Int64()
+	us, err := s.run(ctx, takeScript, key, n, iv, burst).Int64()
 	if err != nil {
 		return 0, wrap(ctx, "take from", key, err)
 	}
@@ -214,11 +225,50 @@ func (s *Store) Correct(ctx context.Context, key string, c throttle.Correction) 
 	}
 	ctx, cancel := s.context(ctx)
 	defer cancel()
-	err := correctScript.Run(ctx, s.c, []string{s.Key(key)}, iv, c.Burst, mode, tokens, holdFor).Err()
+	err := s.run(ctx, correctScript, key, iv, c.Burst, mode, tokens, holdFor).Err()
 	if err != nil {
 		return wrap(ctx, "correct", key, err)
 	}
 	return nil
+}
+
+// run runs script on the bucket key and stops waiting for it when ctx
+// ends. go-redis applies a context's deadline to the reads and writes of
+// an open connection only if the client was created with
+// ContextTimeoutEnabled: otherwise a server that keeps its connections and
+// never answers (stopped by SIGSTOP, swapping, hung) would hold the call
+// for the client's ReadTimeout, and then its retries. Such a client's call
+// runs on a goroutine of its own, which ends when go-redis gives up on it;
+// the caller gets ctx's error at once.
+func (s *Store) run(ctx context.Context, script *redis.Script, key string, args ...any) *redis.Cmd {
+	keys := []string{s.Key(key)}
+	if ctx.Done() == nil || honoursContext(s.c) {
+		return script.Run(ctx, s.c, keys, args...)
+	}
+	done := make(chan *redis.Cmd, 1)
+	go func() { done <- script.Run(ctx, s.c, keys, args...) }()
+	select {
+	case cmd := <-done:
+		return cmd
+	case <-ctx.Done():
+		cmd := redis.NewCmd(ctx)
+		cmd.SetErr(ctx.Err())
+		return cmd
+	}
+}
+
+// honoursContext reports whether c applies a context's deadline to the
+// reads and writes of its connections.
+func honoursContext(c redis.UniversalClient) bool {
+	switch c := c.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return false
 }
 
 // context bounds ctx by the store's timeout, unless its own deadline is
