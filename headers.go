@@ -38,6 +38,11 @@ const (
 	// wall clock (parseHeaders): a Transport whose wall clock is derived
 	// then reads it afresh.
 	dateAgree = 60
+	// dateSkewed is how far the response's Date must be from the local
+	// clock for absolute times to be placed against it rather than against
+	// the local clock: Date has whole seconds, so within this it tells
+	// less than the local clock does.
+	dateSkewed = 2 * time.Second
 	// redditWindow is Reddit's documented 10-minute averaging window.
 	redditWindow = 10 * time.Minute
 	// maxQuotas bounds what one response can make ParseQuotas return, and
@@ -102,7 +107,8 @@ const (
 // three formats (the IMF-fixdate also with the zone UTC or a numeric offset,
 // as Go's time.RFC1123 and time.RFC1123Z write it), or a Go duration such as
 // 6m0s or 7.66s (OpenAI), optionally led by whole days. Absolute resets are
-// anchored to the Date header when it is present and within a day of now; a
+// anchored to the Date header when it is present, within a day of now and
+// more than two seconds from it (a server clock that is off); a
 // reset up to two minutes in the past means now, one further in the past is
 // not stated. A reset or Retry-After more than ten years away, in whatever
 // form, is not stated.

@@ -256,9 +256,9 @@ func vendorTests() []headerTest {
 		{"X", docX, hdr(
 			"x-rate-limit-limit", "900", "x-rate-limit-remaining", "899", "x-rate-limit-reset", epoch(15*time.Minute)),
 			lq(900, 899).with(func(q *Quota) { q.Reset = at(15 * time.Minute) })},
-		{"Okta", docOkta, hdr(
-			"Date", dateAt(time.Second), "X-Rate-Limit-Limit", "600", "X-Rate-Limit-Remaining", "598",
-			"X-Rate-Limit-Reset", epoch(time.Second+time.Minute)),
+		{"Okta", docOkta, hdr( // a server clock an hour ahead: resets are placed against its Date
+			"Date", dateAt(time.Hour), "X-Rate-Limit-Limit", "600", "X-Rate-Limit-Remaining", "598",
+			"X-Rate-Limit-Reset", epoch(time.Hour+time.Minute)),
 			lq(600, 598).with(func(q *Quota) { q.Reset = at(time.Minute) })},
 		{"Zendesk", docZendesk, hdr("X-Rate-Limit", "700", "X-Rate-Limit-Remaining", "699"), lq(700, 699)},
 		{"OpenAI", docOpenAI, hdr(
@@ -872,5 +872,31 @@ func TestParseHeadersWallClock(t *testing.T) {
 		q, wall := parseHeaders(tt.h, testNow)
 		assert.Equal(t, tt.wall, wall, tt.name)
 		assert.Equal(t, ParseHeaders(tt.h, testNow), q, tt.name)
+	}
+}
+
+// TestParseHeadersDateAgrees: a Date that agrees with the local clock to
+// within its whole second does not move an absolute reset: anchoring a
+// truncated reset to a truncated Date would place it up to a second off.
+// A Date further off (a server clock that is wrong) still anchors it.
+func TestParseHeadersDateAgrees(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 700_000_000, time.UTC)
+	reset := time.Date(2026, 12, 1, 12, 0, 3, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		date time.Time
+		want time.Time
+	}{
+		{"agrees", now.Truncate(time.Second), reset},
+		{"an hour ahead", now.Add(time.Hour).Truncate(time.Second), now.Add(3 * time.Second)}, // 3 s after its Date
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{}
+			h.Set("Date", tc.date.Format(http.TimeFormat))
+			h.Set("X-RateLimit-Remaining", "3")
+			h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Add(tc.date.Sub(now.Truncate(time.Second))).Unix(), 10))
+			got := ParseHeaders(h, now).Reset
+			assert.True(t, got.Equal(tc.want), "ParseHeaders(%v) reset = %v, want %v", h, got, tc.want)
+		})
 	}
 }

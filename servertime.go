@@ -53,7 +53,13 @@ func (p *parser) refSec() int64 {
 func (p *parser) fromRef(sec, nsec int64) (time.Duration, bool) {
 	refSec, refNsec := p.nowSec, p.nowNsec
 	if p.anchor() {
-		refSec, refNsec = p.dateSec, 0
+		// A server clock that is off is corrected by its Date. One that
+		// agrees with ours is not: the local clock has nanoseconds where
+		// Date has whole seconds, and anchoring a truncated reset to a
+		// truncated Date would move it by up to a second either way.
+		if skew := (p.dateSec-p.nowSec)*int64(time.Second) - p.nowNsec; skew > int64(dateSkewed) || skew < -int64(dateSkewed) {
+			refSec, refNsec = p.dateSec, 0
+		}
 	} else {
 		p.wall = true
 	}
