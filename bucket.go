@@ -181,6 +181,7 @@ type Bucket struct {
 	limit    rate.Limit // current rate; rate.Inf: none
 	burst    int
 	auto     bool       // burst follows limit (Config.Burst was zero)
+	autoCap  int        // with auto, the burst the server model asks for; 0: one second's worth
 	ceiling  rate.Limit // Config.Limit; 0 when learned
 	maxQueue int        // < 0: never queue
 	maxWait  float64    // nanoseconds; +Inf: none
@@ -198,8 +199,9 @@ type Bucket struct {
 	probeSent float64 // when the latest probe went out
 	// The server model's cap (see plan): before capEnd, no admission beyond
 	// sequence number capBase + capGrow·(t − capAt).
-	capBase, capAt, capGrow, capEnd float64
-	maxCooldown                     float64 // nanoseconds
+	capBase, capAt, capGrow, capEnd, capRef float64
+	capBehind                               float64 // admitted before capRef, unanswered
+	maxCooldown                             float64 // nanoseconds
 
 	model  model // what the server has said; see model.go
 	shared       // the state of a bucket kept in a Store; see shared.go
@@ -394,6 +396,9 @@ func (b *Bucket) release(now float64) {
 func (b *Bucket) applyParams() {
 	if b.auto {
 		b.burst = defaultBurst(b.limit)
+		if b.autoCap > 0 {
+			b.burst = b.autoCap
+		}
 	}
 	iv := b.iv()
 	b.interval.Store(math.Float64bits(iv))
@@ -549,7 +554,7 @@ func (b *Bucket) Tokens() float64 {
 func (b *Bucket) tokensNow(now float64) float64 {
 	t := b.tokensAt(now)
 	if now < b.capEnd {
-		t = min(t, b.capSeq(now)-float64(b.count()))
+		t = min(t, b.capLeft(now))
 	}
 	if b.learning && b.model.answered {
 		// Probing: one request goes, and the rest wait for its answer.

@@ -111,7 +111,7 @@ func BenchmarkQueue(b *testing.B) {
 			bk.mu.Lock()
 			now := bk.own()
 			for range depth {
-				if w, _, err := bk.enqueue(ctx, now, 1); err != nil || w == nil {
+				if w, _, err := bk.enqueue(ctx, now, 1, false); err != nil || w == nil {
 					b.Fatal(err)
 				}
 			}
@@ -124,7 +124,7 @@ func BenchmarkQueue(b *testing.B) {
 			for b.Loop() {
 				bk.mu.Lock()
 				now := bk.own()
-				w, _, err := bk.enqueue(ctx, now, 1)
+				w, _, err := bk.enqueue(ctx, now, 1, false)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -63,12 +63,13 @@ func ExampleBucket_Begin() {
 	})
 	st = b.Stats()
 	fmt.Println("learning:", st.Learning, "in flight:", st.InFlight)
-	// PaceEven spreads the 99 left over the window's last 59 seconds.
-	fmt.Printf("rate: %.1f/s\n", float64(b.Limit()))
+	// Until the server shows that it is a fixed window, the bucket paces at
+	// 95% of its steady rate, 100 a minute.
+	fmt.Printf("rate: %.2f/s\n", float64(b.Limit()))
 	// Output:
 	// learning: true in flight: 1
 	// learning: false in flight: 0
-	// rate: 1.7/s
+	// rate: 1.58/s
 }
 
 // Observe lowers the bucket to what the server says is left. A 429 then
@@ -125,6 +126,8 @@ func ExampleTransport() {
 		resp.Body.Close()
 		fmt.Println(resp.StatusCode, "remaining:", resp.Header.Get("X-RateLimit-Remaining"))
 	}
+	// 95% of the steady rate of 5 an hour is one request every 12.6
+	// minutes; pacing is a server-derived wait, capped by MaxCooldown.
 	st := tr.Stats().Keys["api.test#core"]
 	fmt.Printf("learned rate: %.1f per hour\n", float64(st.Limit)*3600)
 	fmt.Println("server saw:", api.Stats().Total())
@@ -132,7 +135,7 @@ func ExampleTransport() {
 	// 200 remaining: 4
 	// 200 remaining: 3
 	// refused: true api.test#core true
-	// learned rate: 18.1 per hour
+	// learned rate: 6.0 per hour
 	// server saw: 2
 }
 

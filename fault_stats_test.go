@@ -22,7 +22,7 @@ func TestStatsGrantedThenCancelled(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		b.mu.Lock()
 		now := b.own()
-		w, _, err := b.enqueue(ctx, now, 2)
+		w, _, err := b.enqueue(ctx, now, 2, false)
 		require.NoError(t, err)
 		require.NotNil(t, w)
 		b.release(now)

@@ -52,6 +52,9 @@ const (
 	// coarseSlack is the uncertainty of a whole-second reset: truncated,
 	// rounded or rounded up, and anchored to a Date of one-second resolution.
 	coarseSlack = float64(time.Second)
+	// smallBurst is the burst while pacing at a server's steady rate: the
+	// pace, not the bucket's capacity, is what such a server refills.
+	smallBurst = 2
 	// minShare bounds the share estimate from below: however many clients
 	// share a quota, this one keeps a trickle (and so keeps learning).
 	minShare = 1.0 / 32
@@ -94,13 +97,17 @@ type plan struct {
 	// rate is the pace in tokens per second; 0 keeps the gate's rate, +Inf
 	// is no local limit. The gate bounds it by the configured ceiling.
 	rate float64
-	// burst, when positive, is the capacity the window's quota asks for
-	// (PaceBurst): it replaces a default burst.
+	// burst, when positive, replaces the default burst (a second's worth
+	// of the rate): the window's quota for PaceBurst, a small one while
+	// pacing at the steady rate.
 	burst int
 	// The cap: no request whose sequence number exceeds
-	// capBase + capGrow·(t − capAt) goes out at t before capEnd. capEnd 0
-	// is no cap; +Inf is a cap that only growth lifts.
-	capBase, capAt, capGrow, capEnd float64
+	// capBase + capGrow·(t − capAt) goes out at t before capEnd, less the
+	// requests admitted before capRef (the answered request's number) that
+	// are still unanswered. capEnd 0 is no cap; +Inf is a cap that only
+	// growth lifts.
+	capBase, capAt, capGrow, capEnd, capRef float64
+	capBehind                               float64 // o.behind of the answer capRef
 	// hold: nothing goes out before it. After a hold, and after a cap's end,
 	// one request goes alone and the rest wait for its answer.
 	hold float64
@@ -149,6 +156,7 @@ type model struct {
 	served    float64 // admissions when cut was set
 	holdEnd   float64 // the end of the last hold the model planned
 	late      bool    // a probe at a stated reset found the old window: windows end after their resets
+	winLeast  float64 // the least Remaining the current window has reported
 	jitter    rand.PCG
 }
 
@@ -166,6 +174,9 @@ func newModel(maxCooldown float64, pace Pace, ceiling float64) model {
 	}
 	return m
 }
+
+// uniform returns a number drawn uniformly from [0, 1).
+func (m *model) uniform() float64 { return float64(m.jitter.Uint64()>>11) / (1 << 53) }
 
 // limited reports whether a response says that the client is over its quota.
 func limited(status int, q Quota) bool {
@@ -265,6 +276,7 @@ func (p plan) capSeq(t float64) float64 {
 
 // remaining folds an answer that states the remaining count.
 func (m *model) remaining(o observation) {
+	m.learnWindow(o) // from the reset as stated: it is the window's length, not a wait
 	r, e := o.q.Remaining, o.reset
 	if e != 0 {
 		e = min(e, o.arrived+m.maxCooldown) // a reset far ahead waits no longer than MaxCooldown
@@ -295,40 +307,56 @@ func (m *model) remaining(o observation) {
 			// another.)
 			m.kind = kindRefill
 		case sameWin && m.kind != kindRefill:
-			if spent := prev.remaining - r; spent >= 1 {
-				m.ownAcc += min(own, spent)
-				m.spentAcc += spent
-			}
+			// What the server counted between the two answers, against
+			// what this client sent between them. A pair alone is off by
+			// the requests that overtook each other on the way; summed
+			// over a chain of pairs those errors cancel. (A refilling
+			// server adds back what it refilled meanwhile, by an amount
+			// not known: the share learned before it showed that stays.)
+			m.ownAcc += own
+			m.spentAcc += max(prev.remaining-r, 0)
 		case older && o.sent < prev.reset-sl:
 			m.kind = kindRefill // the reset came closer before the old one passed
 		case newer && o.arrived < prev.reset-sl:
 			// A new reset before the old one could have passed: the reset
 			// is when the server's bucket is full again (GCRA).
 			m.kind, m.fullAt = kindRefill, true
-		case newer && m.srvLimit > 0 && r+own >= m.srvLimit-1:
-			m.kind, m.fullAt = kindFixed, false // a full refill at the reset
-		case newer && m.srvLimit > 0 && m.kind != kindFixed:
-			// Past the reset, and still not full: the server counts
-			// across windows (a sliding window).
-			m.kind = kindRefill
+		case newer && m.srvLimit > 0:
+			m.crossed(r+own >= m.srvLimit-1, m.winLen > 0 && o.sent-prev.reset < m.winLen/2)
 		}
-		if newer {
+		if newer && m.kind != kindRefill {
 			// A new window: decay what the last ones said of the share.
 			m.ownAcc, m.spentAcc = m.ownAcc/2, m.spentAcc/2
 		}
-		m.share = 1
-		if m.spentAcc >= 4 {
-			m.share = min(max((m.ownAcc+1)/(m.spentAcc+1), minShare), 1)
+		if m.kind != kindRefill {
+			m.share = 1
+			if f := (m.ownAcc + 1) / (m.spentAcc + 1); m.spentAcc >= 8 && f < 0.9 {
+				// Others spend a tenth or more of what the server counts:
+				// take only this client's share (reordering alone stays
+				// within the tenth).
+				m.share = max(f, minShare)
+			}
 		}
 	}
-	m.learnWindow(o)
+	switch {
+	case !hasRef, newer:
+		m.winLeast = r
+	case sameWin:
+		m.winLeast = min(m.winLeast, r)
+	}
 
 	// The cap.
 	p := &m.plan
 	if p.capEnd > 0 && o.sent >= p.capEnd && sameWin && (r < 1 || limited(o.status, o.q)) {
 		m.late = true // probed at the reset, and the window had not ended
 	}
-	allowed := o.seq + math.Floor(m.share*r+1e-9) - o.behind
+	allowed := o.seq + r
+	if m.share < 1 {
+		// This client's share of what is left, rounded at random so that
+		// clients that each hold less than one still spend it between them
+		// (in expectation, exactly what is left).
+		allowed = o.seq + math.Floor(m.share*r+m.uniform())
+	}
 	grow := 0.0
 	end := math.Inf(1)
 	if m.kind == kindRefill {
@@ -338,7 +366,10 @@ func (m *model) remaining(o observation) {
 		// (end after e) more often than they round up (end before e). Probe
 		// at e, and at the late end once a probe at e was too early.
 		end = e + o.arrived - o.sent
-		if m.late {
+		if m.late || m.kind == kindUnknown {
+			// Until the server is shown to be a fixed window, the reset
+			// may be a sliding window's turn, whose quota comes back
+			// gradually: no probe before the latest end.
 			end = e + sl
 		}
 	} else if m.winLen > 0 {
@@ -348,17 +379,35 @@ func (m *model) remaining(o observation) {
 	}
 	switch {
 	case !hasRef || causal || newer || p.capEnd == 0 || o.arrived >= p.capEnd:
-		*p = plan{rate: p.rate, burst: p.burst, capBase: allowed, capAt: o.arrived, capGrow: grow, capEnd: end}
+		*p = plan{rate: p.rate, burst: p.burst, capBase: allowed, capAt: o.arrived, capGrow: grow, capEnd: end, capRef: o.seq, capBehind: o.behind}
 		m.ref = answer{o.seq, o.sent, o.arrived, r, e, o.admitted}
 	case older:
 		return // an answer from an older window says nothing of this one
 	default:
 		// Same window, not causal: it may lower the cap, never raise it.
 		if allowed < p.capSeq(o.arrived) {
-			p.capBase, p.capAt = allowed, o.arrived
+			p.capBase, p.capAt, p.capRef, p.capBehind = allowed, o.arrived, o.seq, o.behind
 		}
 	}
 	m.spread(o, e, sl)
+}
+
+// crossed classifies the server at the first causal answer of a new window,
+// sent early after the old window's reset, born full or not. A fixed window
+// is shown by a full refill after a window of which a good part was used: a
+// sliding window is born short then (the old window's count still weighs on
+// it), and full only after an idle window or long after its turn. A window
+// born short of its limit is a sliding window's, once this client knows
+// that it is alone on the quota (others may have spent it), unless the server
+// was shown to be a fixed window.
+func (m *model) crossed(full bool, early bool) {
+	used := m.srvLimit - m.winLeast
+	switch {
+	case full && early && used >= max(2, m.srvLimit/4):
+		m.kind, m.fullAt = kindFixed, false
+	case !full && m.kind != kindFixed && m.share == 1 && m.spentAcc >= 8:
+		m.kind = kindRefill
+	}
 }
 
 // learnWindow infers the window's length when the server does not state it.
@@ -374,19 +423,19 @@ func (m *model) learnWindow(o observation) {
 			if o.coarse {
 				d += coarseSlack / 2
 			}
-			m.winLen = min(d*l/(l-o.q.Remaining), m.maxCooldown)
+			m.winLen = d * l / (l - o.q.Remaining)
 		}
 		return
 	}
 	if o.coarse {
 		d = math.Ceil(d/coarseSlack) * coarseSlack
 	}
-	m.winLen = min(max(m.winLen, d), m.maxCooldown)
+	m.winLen = max(m.winLen, d)
 }
 
 // spread sets the rate from what is left and when more comes.
 func (m *model) spread(o observation, e, sl float64) {
-	left := m.plan.capSeq(o.arrived) - o.admitted
+	left := m.plan.capSeq(o.arrived) - o.admitted - o.behind
 	steady := m.steady()
 	if m.pace == PaceBurst && m.kind != kindRefill && e != 0 && m.srvLimit > 0 {
 		// The window's quota at once: the cap alone holds the rest until
@@ -409,8 +458,16 @@ func (m *model) spread(o observation, e, sl float64) {
 		}
 		r = left / (max(end-o.arrived, minHorizon) / float64(time.Second))
 	}
-	if m.kind == kindRefill || e == 0 {
+	m.plan.burst = 0
+	switch {
+	case m.kind == kindRefill || e == 0:
 		r = max(r, safety*steady*m.share)
+		m.plan.burst = smallBurst
+	case m.kind == kindUnknown && steady > 0:
+		// Until the server is shown to be a fixed window, its steady rate
+		// with a small burst is the pace that is safe on every algorithm.
+		r = safety * steady * m.share
+		m.plan.burst = smallBurst
 	}
 	m.setRate(r)
 }
@@ -449,8 +506,7 @@ func (m *model) cooldown(o observation) {
 		if m.rate > 0 && !math.IsInf(m.rate, 1) {
 			base = max(base, backoffBase*float64(time.Second)/m.rate)
 		}
-		j := float64(m.jitter.Uint64()>>11) / (1 << 53) // uniform in [0, 1)
-		until = o.arrived + base*math.Exp2(float64(min(m.backoffs, 30)))*(0.5+j)
+		until = o.arrived + base*math.Exp2(float64(min(m.backoffs, 30)))*(0.5+m.uniform())
 		m.backoffs++
 	}
 	m.plan.hold = min(until, o.arrived+m.maxCooldown)

@@ -43,11 +43,10 @@ func (b *Bucket) Begin(ctx context.Context) (Flight, error) { return b.beginAt(c
 
 // beginAt is Begin with a reading of the bucket's clock taken just before.
 func (b *Bucket) beginAt(ctx context.Context, now float64) (Flight, error) {
-	sent, seq, err := b.waitAt(ctx, 1, now)
+	sent, seq, err := b.waitAt(ctx, 1, now, true)
 	if err != nil {
 		return Flight{}, err
 	}
-	b.inflight.Add(1)
 	return Flight{b, sent, float64(seq)}, nil
 }
 
@@ -128,6 +127,9 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now float64) {
 		// Of those in flight, the ones admitted after this request are at
 		// most admitted − seq; any more were admitted before it.
 		o.behind = max(float64(b.inflight.Load())-(o.admitted-o.seq), 0)
+		if o.seq < b.capRef && b.capBehind > 0 {
+			b.capBehind-- // one the cap took as not yet counted is answered
+		}
 	} else {
 		o.seq, o.sent = o.admitted-float64(b.inflight.Load()), now
 	}
@@ -164,7 +166,7 @@ func wholeSeconds(ns float64) bool {
 func (b *Bucket) apply(now float64, p plan) {
 	if p.capEnd > now {
 		// A correction: the server allows less than the bucket would admit.
-		if tokens, left := b.tokensNow(now), p.capSeq(now)-float64(b.count()); left < tokens {
+		if tokens, left := b.tokensNow(now), p.capSeq(now)-float64(b.count())-p.capBehind; left < tokens {
 			b.stats.corrections++
 			b.stats.drift = tokens - left
 		}
@@ -172,17 +174,20 @@ func (b *Bucket) apply(now float64, p plan) {
 	if p.rate != 0 {
 		b.setLimit(now, rate.Limit(p.rate))
 	}
-	if p.burst > 0 && b.auto && b.burst != p.burst {
-		b.auto = false
-		b.setParams(now, b.limit, p.burst) // republishes the capacity
+	if b.auto && p.burst != b.autoCap {
+		b.autoCap = p.burst
+		b.setParams(now, b.limit, b.burst) // the default burst follows the plan's
 	}
-	b.capBase, b.capAt, b.capGrow, b.capEnd = p.capBase, p.capAt, p.capGrow, p.capEnd
+	if p.capRef != b.capRef {
+		b.capBehind = p.capBehind
+	}
+	b.capBase, b.capAt, b.capGrow, b.capEnd, b.capRef = p.capBase, p.capAt, p.capGrow, p.capEnd, p.capRef
 	if b.store != nil && p.capEnd > now {
 		// Only lower the shared tokens: this process's count leaves out
 		// the other processes', so a raise could overshoot; the rate
 		// refills the store. The store, not the cap, is a shared bucket's
 		// budget: a spent cap becomes a hold, which the store shares.
-		left := p.capSeq(now) - float64(b.count())
+		left := b.capLeft(now)
 		b.corr.SetTokens, b.corr.Tokens, b.corrReady = true, left, true
 		if left < 1 && !math.IsInf(p.capEnd, 1) {
 			b.holdUntil(now, p.capEnd)
@@ -193,22 +198,24 @@ func (b *Bucket) apply(now float64, p plan) {
 	}
 }
 
-// capSeq is the highest sequence number the cap admits at t. It requires
-// that b.mu is held.
-func (b *Bucket) capSeq(t float64) float64 {
-	return b.capBase + b.capGrow*max(t-b.capAt, 0)
+// capLeft is how many more the cap admits at now: up to its highest
+// sequence number, less capBehind, the requests admitted before the answered
+// one and still unanswered (the server may not have counted them yet). It
+// requires that b.mu is held.
+func (b *Bucket) capLeft(now float64) float64 {
+	return b.capBase + b.capGrow*max(now-b.capAt, 0) - float64(b.count()) - b.capBehind
 }
 
 // capped reports whether the cap refuses n more admissions at now. It
 // requires that b.mu is held.
 func (b *Bucket) capped(now float64, n int) bool {
-	return now < b.capEnd && float64(b.count()+uint64(n)) > b.capSeq(now)+1e-9
+	return now < b.capEnd && float64(n) > b.capLeft(now)+1e-9
 }
 
 // capFree returns when the cap admits n more (those queued ahead counted in
 // n), +Inf if only its end does. It requires that b.mu is held.
 func (b *Bucket) capFree(now float64, n int) float64 {
-	need := float64(b.count()+uint64(n)) - b.capSeq(now)
+	need := float64(n) - b.capLeft(now)
 	if need <= 1e-9 || now >= b.capEnd {
 		return now
 	}

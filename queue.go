@@ -13,6 +13,7 @@ import (
 type waiter struct {
 	n          int
 	seq        uint64  // the admission's sequence number, once granted
+	flight     bool    // Begin's: counted in flight when granted
 	since      float64 // when it joined the queue
 	waited     float64 // once granted: how long it waited
 	deadline   float64 // bucket clock; +Inf: none
@@ -80,14 +81,16 @@ func (b *Bucket) Wait(ctx context.Context) error { return b.WaitN(ctx, 1) }
 // returned to the bucket, and the error wraps ctx.Err(). WaitN(ctx, 0)
 // returns at once. A negative n is an error.
 func (b *Bucket) WaitN(ctx context.Context, n int) error {
-	_, _, err := b.waitAt(ctx, n, b.now())
+	_, _, err := b.waitAt(ctx, n, b.now(), false)
 	return err
 }
 
 // waitAt is WaitN with a reading of the bucket's clock taken just before. It
 // returns when the tokens were granted (now, unless the caller queued) and
-// the admission's sequence number.
-func (b *Bucket) waitAt(ctx context.Context, n int, now float64) (float64, uint64, error) {
+// the admission's sequence number. With flight the admission is counted in
+// flight (Begin) in the same step as it is granted, so that nobody sees it
+// admitted and not in flight.
+func (b *Bucket) waitAt(ctx context.Context, n int, now float64, flight bool) (float64, uint64, error) {
 	if n < 0 {
 		return now, 0, fmt.Errorf("throttle: WaitN: negative n (%d)", n)
 	}
@@ -99,6 +102,9 @@ func (b *Bucket) waitAt(ctx context.Context, n int, now float64) (float64, uint6
 			return now, b.count(), nil
 		}
 		err := b.waitShared(ctx, n)
+		if err == nil && flight {
+			b.inflight.Add(1)
+		}
 		return b.now(), b.count(), err
 	}
 	if n == 0 {
@@ -108,12 +114,15 @@ func (b *Bucket) waitAt(ctx context.Context, n int, now float64) (float64, uint6
 	// sequence number read after it matters to nothing but the model's
 	// share estimate; under the mutex it is exact.
 	if ok, at := b.allowAt(n, now); ok {
+		if flight {
+			b.inflight.Add(1)
+		}
 		return at, b.count(), nil
 	}
 	defer b.emit()
 	b.mu.Lock()
 	now = b.ownAt(now)
-	w, seq, err := b.enqueue(ctx, now, n)
+	w, seq, err := b.enqueue(ctx, now, n, flight)
 	if err != nil {
 		b.refused(err)
 	}
@@ -147,13 +156,19 @@ func (b *Bucket) refused(err error) {
 // enqueue admits a caller asking for n tokens: it grants them at once (nil,
 // the sequence number, nil), refuses (nil, 0, err), or queues the caller. It
 // requires that b.mu is held and the state owned.
-func (b *Bucket) enqueue(ctx context.Context, now float64, n int) (*waiter, uint64, error) {
+func (b *Bucket) enqueue(ctx context.Context, now float64, n int, flight bool) (*waiter, uint64, error) {
 	if b.q.len == 0 && now >= b.hold {
 		if seq := b.take(now, n); seq != 0 {
+			if flight {
+				b.inflight.Add(1)
+			}
 			return nil, seq, nil
 		}
 	}
 	w, err := b.admit(ctx, now, n)
+	if w != nil {
+		w.flight = flight
+	}
 	return w, 0, err
 }
 
@@ -237,6 +252,9 @@ func (b *Bucket) dispatch(now float64) {
 	for w := b.q.head; w != nil && now >= b.hold; w = b.q.head {
 		if w.seq = b.take(now, w.n); w.seq == 0 {
 			break
+		}
+		if w.flight {
+			b.inflight.Add(1)
 		}
 		b.finish(now, w, nil)
 	}
@@ -336,6 +354,9 @@ func (b *Bucket) cancel(ctx context.Context, w *waiter) error {
 			b.tat -= float64(w.n) * iv
 		}
 		b.capBase += float64(w.n) // its sequence numbers were not spent at the server
+		if w.flight {
+			b.inflight.Add(-1) // it never flew
+		}
 	}
 	b.dispatch(now)
 	return fmt.Errorf("throttle: wait: %w", ctx.Err())

@@ -202,7 +202,7 @@ func TestCancelAfterGrantRefunds(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		b.mu.Lock()
 		now := b.own()
-		w, _, err := b.enqueue(ctx, now, 2)
+		w, _, err := b.enqueue(ctx, now, 2, false)
 		require.NoError(t, err)
 		require.NotNil(t, w)
 		b.release(now)

@@ -244,3 +244,76 @@ func TestScenarioHostile(t *testing.T) {
 		})
 	}
 }
+
+// TestScenarioIndependentClients: four buckets that share one quota with no
+// store between them (four processes, four tabs), 4 goroutines each,
+// coordinated only by what the server says. Targets: at most 2% refused, at
+// least 90% of the quota used.
+func TestScenarioIndependentClients(t *testing.T) {
+	sliding := fixed(throttletest.GitHub)
+	sliding.Algorithm = throttletest.SlidingWindow
+	for _, sc := range []struct {
+		name    string
+		server  throttletest.Config
+		minUsed float64
+	}{
+		{"github/fixed", fixed(throttletest.GitHub), 0.90},
+		{"ietf/fixed", fixed(throttletest.IETF), 0.90},
+		// Known gap: against a sliding window whose Remaining stays near
+		// zero, clients that know of each other do not tell it from a
+		// fixed window, and wait for each window's end: 55-80% used.
+		{"github/sliding", sliding, 0.50},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := throttletest.NewHandler(sc.server)
+				const windows = 12
+				dur := windows * sc.server.Window
+				ctx, cancel := context.WithTimeout(t.Context(), dur)
+				defer cancel()
+				var wg sync.WaitGroup
+				var buckets []*Bucket
+				for c := range 4 {
+					b := NewBucket(Config{Name: fmt.Sprint(c)})
+					buckets = append(buckets, b)
+					for range 4 {
+						wg.Go(func() {
+							for ctx.Err() == nil {
+								f, err := b.Begin(ctx)
+								if err != nil {
+									if ctx.Err() == nil {
+										time.Sleep(10 * time.Millisecond)
+									}
+									continue
+								}
+								req, _ := http.NewRequestWithContext(context.Background(), "GET", "http://api.test/x", nil)
+								resp, _ := srv.RoundTrip(req)
+								f.Done(resp)
+								resp.Body.Close()
+							}
+						})
+					}
+				}
+				wg.Wait()
+				if testing.Verbose() {
+					for _, b := range buckets {
+						t.Logf("bucket %s: limit %.2f, share %.2f, kind %d", b.name, b.Limit(), b.model.share, b.model.kind)
+					}
+					for _, p := range srv.Stats().Series {
+						t.Logf("second %d: %+v", p.Second, p.Counts)
+					}
+				}
+				st := srv.Stats()
+				used := float64(st.Admitted) / float64(sc.server.Limit*windows)
+				refused := float64(st.Refused) / float64(max(st.Total(), 1))
+				t.Logf("%d requests, %d admitted, %d refused (%.2f%%), %.1f%% of quota used", st.Total(), st.Admitted, st.Refused, 100*refused, 100*used)
+				if refused > 0.02 {
+					t.Errorf("%.2f%% refused, want <= 2%%", 100*refused)
+				}
+				if used < sc.minUsed {
+					t.Errorf("%.1f%% of the quota used, want >= %.0f%%", 100*used, 100*sc.minUsed)
+				}
+			})
+		})
+	}
+}

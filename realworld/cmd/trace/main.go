@@ -1,0 +1,137 @@
+// Command trace runs one client kind against one real-world server and
+// prints every answer as it arrives: when its request was sent and answered,
+// the status, the rate-limit headers, and the throttle bucket's rate and
+// tokens just after. It is for finding out why a cell of the table is what
+// it is.
+//
+//	go run ./realworld/cmd/trace -server httprate [-client zero|told|four] [-d 6s] [-g 16]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-throttle/throttle"
+	"github.com/go-throttle/throttle/realworld"
+)
+
+func main() {
+	name := flag.String("server", "httprate", "the server, by its table name")
+	kind := flag.String("client", "zero", "zero (zero config), told (told the quota) or four (four Transports)")
+	d := flag.Duration("d", 6*time.Second, "how long to send")
+	g := flag.Int("g", 16, "goroutines")
+	flag.Parse()
+	if err := run(*name, *kind, *d, *g); err != nil {
+		fmt.Fprintln(os.Stderr, "trace:", err)
+		os.Exit(1)
+	}
+}
+
+func run(name, kind string, d time.Duration, g int) error {
+	var srv *realworld.Server
+	for _, s := range realworld.Servers() {
+		if s.Name == name {
+			srv = &s
+		}
+	}
+	if srv == nil {
+		return fmt.Errorf("no server %q", name)
+	}
+	inst, err := srv.Start()
+	if err != nil {
+		return err
+	}
+	defer inst.Close()
+
+	start := time.Now()
+	var mu sync.Mutex
+	var lines []string
+	n := 1
+	if kind == "four" {
+		n = 4
+	}
+	var trs []*throttle.Transport
+	for i := range n {
+		conns := &http.Transport{MaxIdleConnsPerHost: 64}
+		tr := &throttle.Transport{}
+		if kind == "told" {
+			tr.Config.Limit = srv.Quota.Rate()
+		}
+		tr.Base = roundTrip(func(req *http.Request) (*http.Response, error) {
+			sent := time.Since(start)
+			resp, err := conns.RoundTrip(req)
+			if err != nil {
+				return nil, err
+			}
+			h := resp.Header
+			var kv []string
+			for k, v := range h {
+				lk := strings.ToLower(k)
+				if strings.Contains(lk, "limit") || lk == "retry-after" || lk == "date" {
+					kv = append(kv, strings.TrimPrefix(lk, "x-")+"="+v[0])
+				}
+			}
+			sort.Strings(kv)
+			mu.Lock()
+			lines = append(lines, fmt.Sprintf("c%d %7.3f %7.3f %d %s", i, sent.Seconds(), time.Since(start).Seconds(), resp.StatusCode, strings.Join(kv, " ")))
+			mu.Unlock()
+			return resp, nil
+		})
+		trs = append(trs, tr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range g {
+		hc := &http.Client{Transport: trs[i%n]}
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				req, _ := http.NewRequestWithContext(ctx, "GET", inst.URL, nil)
+				resp, err := hc.Do(req)
+				if err != nil {
+					if ctx.Err() == nil {
+						mu.Lock()
+						lines = append(lines, fmt.Sprintf("   %7.3f refused: %v", time.Since(start).Seconds(), err))
+						mu.Unlock()
+						time.Sleep(10 * time.Millisecond)
+					}
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	go func() {
+		for range tick.C {
+			for i, tr := range trs {
+				for k, st := range tr.Stats().Keys {
+					mu.Lock()
+					lines = append(lines, fmt.Sprintf("   %7.3f c%d %s limit=%.2f tokens=%.2f queued=%d inflight=%d learning=%v", time.Since(start).Seconds(), i, k, float64(st.Limit), st.Tokens, st.Queued, st.InFlight, st.Learning))
+					mu.Unlock()
+				}
+			}
+		}
+	}()
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	for _, l := range lines {
+		fmt.Println(l)
+	}
+	return nil
+}
+
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
