@@ -470,14 +470,8 @@ func (b *Bucket) setTokens(now, tokens float64) {
 // number of the admission, 0 if it was refused. It requires that b.mu is
 // held and the state owned.
 func (b *Bucket) take(now float64, n int) uint64 {
-	if b.learning {
-		// One request at a time goes out to learn the quota.
-		if b.probing > 0 && now < b.probeLost() {
-			return 0
-		}
-		b.probing++
-		b.probeSent = now
-		return b.countAdmission(n)
+	if b.learning && b.probing > 0 && now < b.probeLost() {
+		return 0 // one request at a time goes out to learn the quota
 	}
 	if b.capped(now, n) {
 		return 0
@@ -488,6 +482,10 @@ func (b *Bucket) take(now float64, n int) uint64 {
 			return 0
 		}
 		b.tat = max(b.tat, now) + float64(n)*iv
+	}
+	if b.learning {
+		b.probing++
+		b.probeSent = now
 	}
 	return b.countAdmission(n)
 }

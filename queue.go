@@ -205,8 +205,8 @@ func (b *Bucket) admit(ctx context.Context, now float64, n int) (*waiter, error)
 // callers ahead of it, will be served. It requires that b.mu is held and the
 // state owned.
 func (b *Bucket) planned(now float64, n int) float64 {
-	if b.learning || b.store != nil {
-		// Unknown: until the first answer, or kept in the store.
+	if b.learning && b.probing > 0 || b.store != nil {
+		// Unknown: until the probe's answer, or kept in the store.
 		return max(b.hold, now)
 	}
 	// Beyond what the server has left: when the cap grows enough, or its
@@ -269,15 +269,13 @@ func (b *Bucket) arm(now float64) {
 	at := math.Inf(1)
 	switch {
 	case w == nil:
-	case b.learning:
+	case b.learning && b.probing > 0:
 		// No plan before the probe's answer: wake at the first deadline,
 		// so that nobody waits beyond MaxWait for that answer, or when the
 		// probe is given up for lost.
+		at = max(b.probeLost(), b.readyAt(now, w.n), b.capFree(now, w.n))
 		for x := w; x != nil; x = x.next {
 			at = min(at, x.deadline)
-		}
-		if b.probing > 0 {
-			at = min(at, b.probeLost())
 		}
 	default:
 		at = b.planned(now, w.n)
