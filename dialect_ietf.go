@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"strings"
 	"time"
 
 	"github.com/go-throttle/throttle/internal/sfv"
@@ -10,7 +11,7 @@ import (
 // fields of drafts 08 and later, the dictionary of draft 07, and the fields
 // of drafts up to 06, in that order of precedence. With extras, it appends
 // the policies the preferred reading does not describe.
-func (p *parser) ietf(c *choice, extras *[]Quota) {
+func (p *parser) ietf(c *choice) {
 	// Room for the usual few members of both fields; more go to the heap.
 	// RateLimit's members follow RateLimit-Policy's in buf, while there is
 	// room: pols is in buf as long as it is no longer than buf.
@@ -25,10 +26,10 @@ func (p *parser) ietf(c *choice, extras *[]Quota) {
 		rl = nil
 	}
 	var chosen Quota
-	p.ietfStructured(&chosen, rl, pols, extras)
+	p.ietfStructured(c, &chosen, rl, pols)
 	c.add(&chosen)
-	if !rlOK || extras != nil || p.mask&(maskIETF&^(1<<fRLPolicy)) != 0 || hasIntegerItem(pols) {
-		p.ietfDrafts(c, &chosen, pols, !rlOK, extras)
+	if !rlOK || c.all || p.mask&draft06Fields != 0 || hasIntegerItem(pols) {
+		p.ietfDrafts(c, &chosen, pols, !rlOK)
 	}
 }
 
@@ -36,7 +37,7 @@ func (p *parser) ietf(c *choice, extras *[]Quota) {
 // fields (chosen): the dictionary of draft 07 when RateLimit is no List
 // (dict), the fields of drafts up to 06, and with extras the integer
 // policies the chosen reading does not describe.
-func (p *parser) ietfDrafts(c *choice, chosen *Quota, pols []sfv.Item, dict bool, extras *[]Quota) {
+func (p *parser) ietfDrafts(c *choice, chosen *Quota, pols []sfv.Item, dict bool) {
 	if dict {
 		// draft-ietf-httpapi-ratelimit-headers-07 §5 made RateLimit a
 		// Dictionary; a field that is no List may be one.
@@ -49,14 +50,14 @@ func (p *parser) ietfDrafts(c *choice, chosen *Quota, pols []sfv.Item, dict bool
 			}
 		}
 	}
-	if p.mask&(maskIETF&^(1<<fRLPolicy)) != 0 || hasIntegerItem(pols) {
-		q := p.ietf06(pols, extras)
+	if p.mask&draft06Fields != 0 || hasIntegerItem(pols) {
+		q := p.ietf06(c, pols)
 		c.add(&q)
 		if !chosen.statesQuota() {
 			*chosen = q
 		}
 	}
-	if extras != nil {
+	if c.all {
 		// The integer policies of drafts up to 07 other than the chosen one.
 		if !chosen.statesQuota() {
 			*chosen = unknownQuota()
@@ -71,7 +72,7 @@ func (p *parser) ietfDrafts(c *choice, chosen *Quota, pols []sfv.Item, dict bool
 			if lim == chosen.Limit && w == chosen.Window {
 				continue
 			}
-			addExtra(extras, Quota{Limit: lim, Remaining: notStated, Window: w})
+			c.extra(Quota{Limit: lim, Remaining: notStated, Window: w})
 		}
 	}
 }
@@ -81,8 +82,8 @@ func (p *parser) ietfDrafts(c *choice, chosen *Quota, pols []sfv.Item, dict bool
 // policies named by a String (a Token in -08), linked by name, with the
 // parameters q (quota), w (window seconds), qu (quota unit), r (remaining)
 // and t (seconds until the window resets). Unknown parameters are ignored.
-func (p *parser) ietfStructured(q *Quota, items, pols []sfv.Item, extras *[]Quota) {
-	if extras == nil && len(items) == 1 && len(pols) == 1 &&
+func (p *parser) ietfStructured(c *choice, q *Quota, items, pols []sfv.Item) {
+	if !c.all && len(items) == 1 && len(pols) == 1 &&
 		items[0].Bare.Kind == sfv.String && !items[0].Bare.Escaped && items[0].Bare == pols[0].Bare {
 		// The usual response: one policy, named in both fields.
 		s := newPolicy(items[0].Bare.Str)
@@ -129,12 +130,12 @@ func (p *parser) ietfStructured(q *Quota, items, pols []sfv.Item, extras *[]Quot
 			}
 		}
 	}
-	if extras != nil {
+	if c.all {
 		for i := range ps {
 			if i != pick && ps[i].statesQuota() {
 				var e Quota
 				p.policyQuota(&e, &ps[i])
-				addExtra(extras, e)
+				c.extra(e)
 			}
 		}
 	}
@@ -246,9 +247,9 @@ func (p *parser) ietf07(dict []sfv.Member, pols []sfv.Item) Quota {
 // RateLimit-Reset as epoch seconds, RateLimit-ResetTime as an HTTP-date,
 // RateLimit-Observed, RateLimit-Name). It is read only when the response has
 // those fields or an integer policy.
-func (p *parser) ietf06(pols []sfv.Item, extras *[]Quota) Quota {
+func (p *parser) ietf06(c *choice, pols []sfv.Item) Quota {
 	q := unknownQuota()
-	q.Limit, q.Window = limitList(p.get(fRLLimit), extras)
+	q.Limit, q.Window = limitList(p.get(fRLLimit), c)
 	q.Remaining = leastCount(p.get(fRLRemaining))
 	r1, ok1 := p.latestReset(p.get(fRLReset))
 	r2, ok2 := p.latestReset(p.get(fRLResetTime))
@@ -305,6 +306,85 @@ func windowFor(limit float64, pols []sfv.Item) time.Duration {
 	}
 	return 0
 }
+
+// limitList reads a limit header that may use the list form of the early
+// IETF drafts, "10, 10;w=1, 1000;w=3600": the effective limit is the least
+// parameter-free item (the first item when every item has parameters), and
+// the window is that of the first item with the same quota and a w
+// parameter. With c, the other windowed items are its extras.
+func limitList(vals []string, c *choice) (float64, time.Duration) {
+	if len(vals) == 1 {
+		if v, ok := parseCount(trimOWS(vals[0])); ok { // the usual case
+			return v, 0
+		}
+	}
+	if len(vals) == 1 && strings.IndexByte(vals[0], ';') < 0 {
+		if v, ok := singleCount(vals); ok { // the usual case
+			return v, 0
+		}
+	}
+	limit, first := float64(notStated), float64(notStated)
+	for e := (elems{vals: vals}); ; {
+		s, ok := e.next()
+		if !ok {
+			break
+		}
+		v, _, params, ok := limitItem(s)
+		if !ok {
+			continue
+		}
+		if first < 0 {
+			first = v
+		}
+		if !params {
+			limit = leastStated(limit, v)
+		}
+	}
+	if limit < 0 {
+		limit = first
+	}
+	if limit < 0 {
+		return notStated, 0
+	}
+	var window time.Duration
+	for e := (elems{vals: vals}); ; {
+		s, ok := e.next()
+		if !ok {
+			break
+		}
+		v, w, _, ok := limitItem(s)
+		if !ok || w == 0 {
+			continue
+		}
+		if v == limit && window == 0 {
+			window = w
+		} else if c != nil {
+			c.extra(Quota{Limit: v, Remaining: notStated, Window: w})
+		}
+	}
+	return limit, window
+}
+
+// limitItem reads "10" or "10;w=1": a count and, when it has one, the
+// window parameter in seconds.
+func limitItem(s string) (v float64, w time.Duration, params, ok bool) {
+	num, rest, params := strings.Cut(s, ";")
+	v, ok = parseCount(trimOWS(num))
+	for rest != "" {
+		var param string
+		param, rest, _ = strings.Cut(rest, ";")
+		if key, val, _ := strings.Cut(trimOWS(param), "="); key == "w" {
+			if ip, ns, ok := parseDecimal(val); ok && ns == 0 && ip > 0 {
+				w, _ = scaleDuration(ip, 0, time.Second)
+			}
+		}
+	}
+	return v, w, params, ok
+}
+
+// draft06Fields are the fields of the drafts up to 06 (RateLimit-Policy
+// aside, which later drafts share).
+var draft06Fields = fieldSet(fRLLimit, fRLRemaining, fRLReset, fRLResetTime, fRLObserved)
 
 // The parameters the RateLimit fields define (draft-ietf-httpapi-ratelimit-headers-08
 // and later §3.1, §4.1), kept in sfv.Item.Params at these indexes:

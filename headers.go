@@ -1,7 +1,6 @@
 package throttle
 
 import (
-	"math/bits"
 	"net/http"
 	"slices"
 	"time"
@@ -131,7 +130,8 @@ func ParseHeaders(h http.Header, now time.Time) Quota {
 func parseHeaders(h http.Header, now time.Time) (q Quota, wall bool) {
 	p := newParser(now)
 	p.collect(h, false)
-	p.run(&q, nil)
+	q = unknownQuota()
+	p.run(&choice{primary: &q})
 	return q, p.wall
 }
 
@@ -147,9 +147,9 @@ func parseHeaders(h http.Header, now time.Time) (q Quota, wall bool) {
 func ParseQuotas(h http.Header, now time.Time) []Quota {
 	p := newParser(now)
 	p.collect(h, true)
-	var extras []Quota
-	var primary Quota
-	others := p.run(&primary, &extras)
+	primary := unknownQuota()
+	var others, extras []Quota
+	p.run(&choice{primary: &primary, all: true, others: &others, extras: &extras})
 	var out []Quota
 	if primary.Known() {
 		out = append(out, primary)
@@ -162,96 +162,91 @@ func ParseQuotas(h http.Header, now time.Time) []Quota {
 			continue
 		}
 		q.RetryAfter, q.Scope = primary.RetryAfter, primary.Scope
-		p.sanitize(&q)
+		sanitize(&q, p.now)
 		out = append(out, q)
 	}
 	return out
 }
 
-// run parses every dialect and sets *primary to the preferred quota,
-// finished with RetryAfter and Scope. When extras is not nil, run also
-// returns the other dialects' quotas that differ from the preferred one and
-// appends every secondary quota (token quotas, other policies) to *extras.
-func (p *parser) run(primary *Quota, extras *[]Quota) []Quota {
-	*primary = unknownQuota()
-	var others []Quota
-	c := choice{primary: primary, all: extras != nil, others: &others}
-	ds := p.dialects()
-	if ds&(1<<dIETF) != 0 {
-		p.ietf(&c, extras)
-	}
-	for ds &^= 1<<dIETF | 1<<dIETF07 | 1<<dIETF06; ds != 0; ds &= ds - 1 {
-		q := p.dialect(bits.TrailingZeros(ds), extras)
-		c.add(&q)
-	}
-	if p.mask&maskRetry != 0 {
-		primary.RetryAfter = p.retryAfter()
-	}
-	if p.mask&maskScope != 0 {
-		primary.Scope = p.scope()
-	}
-	p.sanitize(primary)
-	return others
+// A dialect is one way servers state their quota. The response is read in
+// it when it has one of the dialect's fields.
+type dialect struct {
+	name   string
+	fields uint64 // fieldSet of the fields that make the dialect present
+	read   reader
 }
 
-// The dialects in their order of precedence: the IETF drafts (structured
-// fields, draft 07, drafts up to 06), the quotas named in the header name,
-// HubSpot, Shopify, Salesforce, X-RateLimit-* and X-Rate-Limit-*.
-const (
-	dIETF = iota
-	dIETF07
-	dIETF06
-	dNamed
-	dHubSpot
-	dShopify
-	dSalesforce
-	dX
-	dXDash
-	numDialects
+// dialects are in their order of precedence, as ParseHeaders documents.
+var dialects = [...]dialect{
+	{"IETF RateLimit fields, every draft",
+		fieldSet(fRL, fRLPolicy, fRLLimit, fRLRemaining, fRLReset, fRLResetTime, fRLObserved), readIETF},
+	{"request quotas named in the header name (OpenAI, Anthropic, Linear)",
+		fieldSet(fReqLimit, fReqRemaining, fReqReset, fNamed), readNamed},
+	{"HubSpot",
+		fieldSet(fHSMax, fHSRemaining, fHSSecondly, fHSSecondlyRemaining, fHSDaily, fHSDailyRemaining), readHubSpot},
+	{"Shopify", fieldSet(fShopify), readShopify},
+	{"Salesforce", fieldSet(fSforce), readSalesforce},
+	{"X-RateLimit-*", fieldSet(fXLimit, fXRemaining, fXReset, fXUsed, fXResetAfter), readX},
+	{"X-Rate-Limit-*", fieldSet(fXDLimit, fXDRemaining, fXDReset, fZendeskLimit), readXDash},
+}
+
+// The fields read beside the dialects, for every response.
+var (
+	retryFields = fieldSet(fRetryAfter, fRetryAfterMs, fXRetryAfter)
+	scopeFields = fieldSet(fXResource, fXBucket)
 )
 
-// dialects returns the set of dialects (bit d for dialect d) of which the
-// response has a field.
-func (p *parser) dialects() uint {
-	var ds uint
-	if p.mask&(1<<fRL|maskIETF) != 0 {
-		ds |= 1<<dIETF | 1<<dIETF07 | 1<<dIETF06
+// A reader names the method that reads a dialect.
+type reader uint8
+
+const (
+	readIETF reader = iota
+	readNamed
+	readHubSpot
+	readShopify
+	readSalesforce
+	readX
+	readXDash
+)
+
+// read adds to c what the response says in the dialect r reads. It is a
+// switch rather than a function in the table because a call through a
+// function value would move p and c to the heap
+// (TestParseHeadersGitHubAllocs).
+func (p *parser) read(r reader, c *choice) {
+	switch r {
+	case readIETF:
+		p.ietf(c)
+	case readNamed:
+		p.namedQuotas(c)
+	case readHubSpot:
+		p.hubspot(c)
+	case readShopify:
+		p.shopify(c)
+	case readSalesforce:
+		p.salesforce(c)
+	case readX:
+		p.xRateLimit(c)
+	case readXDash:
+		p.xRateLimitDash(c)
 	}
-	if p.mask&maskNamed != 0 || len(p.named) > 0 {
-		ds |= 1 << dNamed
-	}
-	for d, mask := range &dialectMasks {
-		if p.mask&mask != 0 {
-			ds |= 1 << d
+}
+
+// run reads every dialect the response has into c, in order, then
+// RetryAfter and Scope, and leaves c.primary finished.
+func (p *parser) run(c *choice) {
+	for i := range dialects {
+		if d := &dialects[i]; p.mask&d.fields != 0 {
+			p.read(d.read, c)
 		}
 	}
-	return ds
-}
-
-// dialectMasks holds the fields of each dialect after dNamed.
-var dialectMasks = [numDialects]uint64{
-	dHubSpot: maskHubSp, dShopify: 1 << fShopify, dSalesforce: 1 << fSforce,
-	dX: maskX, dXDash: maskXDash,
-}
-
-// dialect reads dialect d, one that follows the IETF drafts (which run
-// reads together).
-func (p *parser) dialect(d int, extras *[]Quota) Quota {
-	switch d {
-	case dNamed:
-		return p.nameQuotas(extras)
-	case dHubSpot:
-		return p.hubspot(extras)
-	case dShopify:
-		return p.shopify()
-	case dSalesforce:
-		return p.salesforce(extras)
-	case dX:
-		return p.xRateLimit()
-	case dXDash:
-		return p.xRateLimitDash()
+	if p.mask&retryFields != 0 {
+		c.primary.RetryAfter = p.retryAfter()
 	}
-	return unknownQuota()
+	if p.mask&scopeFields != 0 {
+		c.primary.Scope = p.scope()
+	}
+	sanitize(c.primary, p.now)
 }
 
 // parser holds one response's header values and the arrival time.

@@ -762,21 +762,32 @@ func TestParseHTTPDateCalendar(t *testing.T) {
 	assert.False(t, ok, "second 61")
 }
 
-func TestXField(t *testing.T) {
-	want := map[string]int{
-		"limit": fXLimit, "remaining": fXRemaining, "reset": fXReset, "used": fXUsed,
-		"resource": fXResource, "bucket": fXBucket, "reset-after": fXResetAfter, "retry-after": fXRetryAfter,
-	}
-	for name, field := range want {
-		for _, s := range []string{name, strings.ToUpper(name), http.CanonicalHeaderKey(name)} {
-			if got, ok := xField(s); !ok || got != field {
-				t.Errorf("xField(%q) = %d, %v; want %d", s, got, ok, field)
+// TestFieldNames checks that every header name of the families is found
+// under its field in any case, and that names close to them are not.
+func TestFieldNames(t *testing.T) {
+	for _, fam := range &families {
+		for _, n := range fam.names {
+			name := fam.prefix + n.name
+			for _, s := range []string{name, strings.ToUpper(name), http.CanonicalHeaderKey(name)} {
+				var fs fields
+				fs.add(s, []string{"v"}, false)
+				if fs.mask != 1<<n.f {
+					t.Errorf("fields.add(%q) set fields %b, want %b", s, fs.mask, uint64(1)<<n.f)
+				}
 			}
 		}
 	}
-	for _, s := range []string{"", "lim", "limits", "rest", "useD2", "reset_after", "retry-afte", "retry\rafter", "Limit\x00", "bucke7", "resourcE-"} {
-		if got, ok := xField(s); ok {
-			t.Errorf("xField(%q) = %d, true; want false", s, got)
+	for _, s := range []string{
+		"", "dat", "Dates", "X-RateLimit-", "X-RateLimit-lim", "X-RateLimit-limits", "X-RateLimit-rest",
+		"X-RateLimit-useD2", "X-RateLimit-reset_after", "X-RateLimit-retry-afte", "X-RateLimit-retry\rafter",
+		"X-RateLimit-Limit\x00", "X-RateLimit-bucke7", "X-RateLimit-resourcE-", "RateLimit-Limits",
+		"X_RateLimit-Limit", "X-Rate-Limit-", "Retry-After-S", "X-RateLimit-limit-", "X-RateLimit--limit",
+		"Anthropic-RateLimit-limit", "X-HubSpot-RateLimit-", "x-1atelimit-limit",
+	} {
+		var fs fields
+		fs.add(s, []string{"v"}, true)
+		if fs.mask != 0 {
+			t.Errorf("fields.add(%q) set fields %b, want none", s, fs.mask)
 		}
 	}
 }
@@ -797,7 +808,7 @@ func TestParseHeadersSpellingsDeterministic(t *testing.T) {
 }
 
 // fieldHeaders names a header of every field the parser collects.
-var fieldHeaders = [numFields]string{
+var fieldHeaders = [numFields]string{ // but fNamed, which is no header
 	fDate: "Date", fRetryAfter: "Retry-After", fRetryAfterMs: "Retry-After-Ms",
 	fXRetryAfter: "X-RateLimit-Retry-After", fXLimit: "X-RateLimit-Limit",
 	fXRemaining: "X-RateLimit-Remaining", fXReset: "X-RateLimit-Reset", fXUsed: "X-RateLimit-Used",
@@ -824,25 +835,30 @@ func TestFieldsCollect(t *testing.T) {
 		want := map[int][]string{}
 		h := http.Header{"Content-Type": {"text/plain"}}
 		for _, i := range rng.Perm(numFields)[:n] {
+			if i == int(fNamed) {
+				continue
+			}
 			want[i] = []string{fmt.Sprint("v", i)}
 			h[http.CanonicalHeaderKey(fieldHeaders[i])] = want[i]
 		}
 		var f fields
 		f.collect(h, false)
 		for i := range numFields {
-			require.Equal(t, want[i], f.get(i), "field %d (%s) of %d", i, fieldHeaders[i], n)
+			require.Equal(t, want[i], f.get(field(i)), "field %d (%s) of %d", i, fieldHeaders[i], n)
 		}
 		require.False(t, f.dup)
 	}
 	// A field under two spellings joins both values.
 	h := http.Header{"Date": {"a"}, "date": {"b"}}
 	for i := range numFields - 1 {
-		h[fieldHeaders[i+1]] = []string{"x"}
+		if field(i+1) != fNamed {
+			h[fieldHeaders[i+1]] = []string{"x"}
+		}
 	}
 	var f fields
 	f.collect(h, false)
 	require.Equal(t, []string{"a", "b"}, f.get(fDate))
-	require.Equal(t, []string{"x"}, f.get(numFields-1))
+	require.Equal(t, []string{"x"}, f.get(field(numFields-1)))
 }
 
 // TestParseHeadersWallClock checks which responses parseHeaders reports as
