@@ -16,12 +16,12 @@ func (p *parser) ietf(c *choice) {
 	// RateLimit's members follow RateLimit-Policy's in buf, while there is
 	// room: pols is in buf as long as it is no longer than buf.
 	var buf [4]sfv.Item
-	pols, ok := sfv.List(p.get(fRLPolicy), policyKeys, buf[:0], maxMembers)
+	pols, ok := sfv.List(p.get(fRLPolicy), keepPolicyParams, buf[:0], maxMembers)
 	if !ok {
 		pols = nil // RFC 9651 §4.2: a field that fails to parse is ignored
 	}
 	free := min(len(pols), len(buf))
-	rl, rlOK := sfv.List(p.get(fRL), rateLimitKeys, buf[free:free], maxMembers)
+	rl, rlOK := sfv.List(p.get(fRL), keepRateLimitParams, buf[free:free], maxMembers)
 	if !rlOK {
 		rl = nil
 	}
@@ -42,7 +42,7 @@ func (p *parser) ietfDrafts(c *choice, chosen *Quota, pols []sfv.Item, dict bool
 		// draft-ietf-httpapi-ratelimit-headers-07 §5 made RateLimit a
 		// Dictionary; a field that is no List may be one.
 		var dictBuf [4]sfv.Member
-		if d, ok := sfv.Dict(p.get(fRL), nil, dictBuf[:0], maxMembers); ok && len(d) > 0 {
+		if d, ok := sfv.Dict(p.get(fRL), sfv.KeepNone, dictBuf[:0], maxMembers); ok && len(d) > 0 {
 			q := p.ietf07(d, pols)
 			c.add(&q)
 			if !chosen.statesQuota() {
@@ -83,19 +83,6 @@ func (p *parser) ietfDrafts(c *choice, chosen *Quota, pols []sfv.Item, dict bool
 // parameters q (quota), w (window seconds), qu (quota unit), r (remaining)
 // and t (seconds until the window resets). Unknown parameters are ignored.
 func (p *parser) ietfStructured(c *choice, q *Quota, items, pols []sfv.Item) {
-	if !c.all && len(items) == 1 && len(pols) == 1 &&
-		items[0].Bare.Kind == sfv.String && !items[0].Bare.Escaped && items[0].Bare == pols[0].Bare {
-		// The usual response: one policy, named in both fields.
-		s := newPolicy(items[0].Bare.Str)
-		s.fromRateLimit(&items[0])
-		s.fromPolicy(&pols[0])
-		if s.requests && s.statesQuota() {
-			p.policyQuota(q, &s)
-		} else {
-			*q = unknownQuota()
-		}
-		return
-	}
 	var buf [4]ietfPolicy
 	ps := buf[:0]
 	for field, members := range [...][]sfv.Item{items, pols} { // RateLimit's first
@@ -318,11 +305,6 @@ func limitList(vals []string, c *choice) (float64, time.Duration) {
 			return v, 0
 		}
 	}
-	if len(vals) == 1 && strings.IndexByte(vals[0], ';') < 0 {
-		if v, ok := singleCount(vals); ok { // the usual case
-			return v, 0
-		}
-	}
 	limit, first := float64(notStated), float64(notStated)
 	for e := (elems{vals: vals}); ; {
 		s, ok := e.next()
@@ -390,15 +372,32 @@ var draft06Fields = fieldSet(fRLLimit, fRLRemaining, fRLReset, fRLResetTime, fRL
 // and later §3.1, §4.1), kept in sfv.Item.Params at these indexes:
 // RateLimit-Policy's q (quota), w (window, in seconds) and qu (quota unit),
 // RateLimit's r (remaining) and t (seconds to the reset).
-var (
-	policyKeys    = []string{pQ: "q", pW: "w", pQU: "qu"}
-	rateLimitKeys = []string{pR: "r", pT: "t"}
-)
-
 const (
 	pQ, pW, pQU = 0, 1, 2
 	pR, pT      = 0, 1
 )
+
+func keepPolicyParams(key string) int {
+	switch key {
+	case "q":
+		return pQ
+	case "w":
+		return pW
+	case "qu":
+		return pQU
+	}
+	return -1
+}
+
+func keepRateLimitParams(key string) int {
+	switch key {
+	case "r":
+		return pR
+	case "t":
+		return pT
+	}
+	return -1
+}
 
 // sfCount returns a non-negative Integer or Decimal.
 func sfCount(b sfv.Bare) (float64, bool) {

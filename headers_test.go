@@ -517,7 +517,7 @@ func TestQuotaKnown(t *testing.T) {
 // TestRateLimitParams checks what the RateLimit fields keep of an item's
 // parameters; internal/sfv tests the parser itself.
 func TestRateLimitParams(t *testing.T) {
-	items, ok := sfv.List([]string{`"x";w=1;w=2;qu="tokens";qu=requests;q=1.5`}, policyKeys, nil, maxMembers)
+	items, ok := sfv.List([]string{`"x";w=1;w=2;qu="tokens";qu=requests;q=1.5`}, keepPolicyParams, nil, maxMembers)
 	require.True(t, ok)
 	w, _ := sfWindow(&items[0])
 	assert.Equal(t, 2*time.Second, w, "the last of repeated parameters wins")
@@ -525,7 +525,7 @@ func TestRateLimitParams(t *testing.T) {
 	s.fromPolicy(&items[0])
 	assert.True(t, s.requests, "qu as a Token")
 	assert.Equal(t, float64(notStated), s.limit, "q as a Decimal")
-	items, ok = sfv.List([]string{`"x";r=3;t=-1`}, rateLimitKeys, nil, maxMembers)
+	items, ok = sfv.List([]string{`"x";r=3;t=-1`}, keepRateLimitParams, nil, maxMembers)
 	require.True(t, ok)
 	s.fromRateLimit(&items[0])
 	assert.Equal(t, float64(3), s.remaining)

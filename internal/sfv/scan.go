@@ -3,11 +3,11 @@ package sfv
 import "strings"
 
 // A scanner reads the text of one field line, from s[i], keeping the
-// parameters named in keys.
+// parameters keep names.
 type scanner struct {
 	s    string
 	i    int
-	keys []string
+	keep Keep
 }
 
 func (s *scanner) skipSP() {
