@@ -83,6 +83,7 @@ func fieldSet(fs ...field) uint64 {
 // row.
 type family struct {
 	prefix string // lower case
+	canon  string // prefix in net/http's spelling, set by init
 	names  []fieldName
 	// named: the rest of a name may name a quota of one of the kinds,
 	// as NAME-limit (Anthropic, Linear) or, with kindFirst, as limit-NAME
@@ -91,9 +92,11 @@ type family struct {
 }
 
 type fieldName struct {
-	name  string // lower case
-	f     field
-	canon string // prefix + name in net/http's spelling, set by init
+	name string // after the family's prefix, lower case
+	f    field
+	// Set by init: the whole name in net/http's spelling and in lower
+	// case.
+	canon, full string
 }
 
 var families = [...]family{
@@ -140,8 +143,10 @@ func init() {
 		fam := &families[i]
 		for j := range fam.names {
 			n := &fam.names[j]
-			n.canon = http.CanonicalHeaderKey(fam.prefix + n.name)
+			n.full = fam.prefix + n.name
+			n.canon = http.CanonicalHeaderKey(n.full)
 		}
+		fam.canon = http.CanonicalHeaderKey(fam.prefix + "x")[:len(fam.prefix)]
 	}
 }
 
@@ -227,25 +232,15 @@ func (fs *fields) add(k string, v []string, all bool) {
 	for m := familiesAt[c0][c2]; m != 0; m &= m - 1 {
 		fam := &families[bits.TrailingZeros16(m)]
 		for _, n := range fam.names {
-			if k == n.canon {
+			if k == n.canon || eqFold(k, n.full) {
 				fs.put(n.f, v)
 				return
 			}
 		}
-		if !hasPrefixFold(k, fam.prefix) {
-			continue
+		if fam.named && (strings.HasPrefix(k, fam.canon) || hasPrefixFold(k, fam.prefix)) {
+			fs.addNamed(k, k[len(fam.prefix):], fam.kindFirst, v, all)
+			return
 		}
-		rest := k[len(fam.prefix):]
-		for _, n := range fam.names {
-			if eqFold(rest, n.name) {
-				fs.put(n.f, v)
-				return
-			}
-		}
-		if fam.named {
-			fs.addNamed(k, rest, fam.kindFirst, v, all)
-		}
-		return
 	}
 }
 
