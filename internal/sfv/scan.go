@@ -110,7 +110,7 @@ func (s *scanner) bare() (Bare, bool) {
 // number parses an Integer (at most 15 digits) or a Decimal (at most 12
 // integer and 1 to 3 fractional digits), §4.2.4.
 func (s *scanner) number() (Bare, bool) {
-	neg := s.s[s.i] == '-'
+	neg := s.i < len(s.s) && s.s[s.i] == '-'
 	if neg {
 		s.i++
 	}

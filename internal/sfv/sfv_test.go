@@ -35,6 +35,8 @@ var parseTests = []parseTest{
 	{`:abc`, -1, false},
 	{`@1659578233, %"f%c3%bc"`, 2, false},
 	{`@1.5`, -1, false},
+	{`@`, -1, false}, // read past the end once (FuzzParse)
+	{`a;x=@`, -1, false},
 	{`%"%C3"`, -1, false},
 	{`%"a`, -1, false},
 	{`"a\"b\\c"`, 1, false},
