@@ -242,47 +242,41 @@ func parseHTTPDate(s string, b *stdBudget) (time.Time, bool) {
 	return t, b.ok(err)
 }
 
+// monthIndex returns the month a three-letter abbreviation names, from 0,
+// or -1.
 func monthIndex(s string) int {
-	if len(s) != 3 {
-		return -1
-	}
-	switch uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 {
-	case 'J' | 'a'<<8 | 'n'<<16:
+	switch s {
+	case "Jan":
 		return 0
-	case 'F' | 'e'<<8 | 'b'<<16:
+	case "Feb":
 		return 1
-	case 'M' | 'a'<<8 | 'r'<<16:
+	case "Mar":
 		return 2
-	case 'A' | 'p'<<8 | 'r'<<16:
+	case "Apr":
 		return 3
-	case 'M' | 'a'<<8 | 'y'<<16:
+	case "May":
 		return 4
-	case 'J' | 'u'<<8 | 'n'<<16:
+	case "Jun":
 		return 5
-	case 'J' | 'u'<<8 | 'l'<<16:
+	case "Jul":
 		return 6
-	case 'A' | 'u'<<8 | 'g'<<16:
+	case "Aug":
 		return 7
-	case 'S' | 'e'<<8 | 'p'<<16:
+	case "Sep":
 		return 8
-	case 'O' | 'c'<<8 | 't'<<16:
+	case "Oct":
 		return 9
-	case 'N' | 'o'<<8 | 'v'<<16:
+	case "Nov":
 		return 10
-	case 'D' | 'e'<<8 | 'c'<<16:
+	case "Dec":
 		return 11
 	}
 	return -1
 }
 
 func isDayAbbrev(s string) bool {
-	if len(s) != 3 {
-		return false
-	}
-	switch uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 {
-	case 'M' | 'o'<<8 | 'n'<<16, 'T' | 'u'<<8 | 'e'<<16, 'W' | 'e'<<8 | 'd'<<16,
-		'T' | 'h'<<8 | 'u'<<16, 'F' | 'r'<<8 | 'i'<<16, 'S' | 'a'<<8 | 't'<<16,
-		'S' | 'u'<<8 | 'n'<<16:
+	switch s {
+	case "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun":
 		return true
 	}
 	return false
