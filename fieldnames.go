@@ -80,48 +80,55 @@ func fieldSet(fs ...field) uint64 {
 
 // A family is the headers whose names start with prefix: each row of names
 // maps the rest of a name, in lower case, to its field. A new header is one
-// row.
+// row here (and a field constant, for its dialect to read it by).
 type family struct {
 	prefix string // lower case
-	canon  string // prefix in net/http's spelling, set by init
 	names  []fieldName
 	// named: the rest of a name may name a quota of one of the kinds,
 	// as NAME-limit (Anthropic, Linear) or, with kindFirst, as limit-NAME
 	// (OpenAI).
 	named, kindFirst bool
+
+	// Set by init from the above: the prefix in net/http's spelling, and
+	// every whole name.
+	canon string
+	full  []fullName
 }
 
 type fieldName struct {
 	name string // after the family's prefix, lower case
 	f    field
-	// Set by init: the whole name in net/http's spelling and in lower
-	// case.
-	canon, full string
+}
+
+// A fullName is a header name in net/http's spelling and in lower case.
+type fullName struct {
+	canon, lower string
+	f            field
 }
 
 var families = [...]family{
-	{prefix: "date", names: []fieldName{{name: "", f: fDate}}},
+	{prefix: "date", names: []fieldName{{"", fDate}}},
 	{prefix: "ratelimit", names: []fieldName{
-		{name: "", f: fRL}, {name: "-policy", f: fRLPolicy}, {name: "-limit", f: fRLLimit}, {name: "-remaining", f: fRLRemaining},
-		{name: "-reset", f: fRLReset}, {name: "-resettime", f: fRLResetTime}, {name: "-observed", f: fRLObserved},
-		{name: "-name", f: fRLName}, {name: "-reason", f: fRLReason},
+		{"", fRL}, {"-policy", fRLPolicy}, {"-limit", fRLLimit}, {"-remaining", fRLRemaining},
+		{"-reset", fRLReset}, {"-resettime", fRLResetTime}, {"-observed", fRLObserved},
+		{"-name", fRLName}, {"-reason", fRLReason},
 	}},
-	{prefix: "retry-after", names: []fieldName{{name: "", f: fRetryAfter}, {name: "-ms", f: fRetryAfterMs}}},
+	{prefix: "retry-after", names: []fieldName{{"", fRetryAfter}, {"-ms", fRetryAfterMs}}},
 	{prefix: "x-ratelimit-", named: true, kindFirst: true, names: []fieldName{
-		{name: "limit", f: fXLimit}, {name: "remaining", f: fXRemaining}, {name: "reset", f: fXReset}, {name: "used", f: fXUsed},
-		{name: "reset-after", f: fXResetAfter}, {name: "resource", f: fXResource}, {name: "bucket", f: fXBucket},
-		{name: "retry-after", f: fXRetryAfter},
+		{"limit", fXLimit}, {"remaining", fXRemaining}, {"reset", fXReset}, {"used", fXUsed},
+		{"reset-after", fXResetAfter}, {"resource", fXResource}, {"bucket", fXBucket},
+		{"retry-after", fXRetryAfter},
 	}},
 	{prefix: "x-rate-limit", names: []fieldName{
-		{name: "", f: fZendeskLimit}, {name: "-limit", f: fXDLimit}, {name: "-remaining", f: fXDRemaining}, {name: "-reset", f: fXDReset},
+		{"", fZendeskLimit}, {"-limit", fXDLimit}, {"-remaining", fXDRemaining}, {"-reset", fXDReset},
 	}},
 	{prefix: "x-hubspot-ratelimit-", names: []fieldName{
-		{name: "max", f: fHSMax}, {name: "remaining", f: fHSRemaining}, {name: "interval-milliseconds", f: fHSInterval},
-		{name: "secondly", f: fHSSecondly}, {name: "secondly-remaining", f: fHSSecondlyRemaining},
-		{name: "daily", f: fHSDaily}, {name: "daily-remaining", f: fHSDailyRemaining},
+		{"max", fHSMax}, {"remaining", fHSRemaining}, {"interval-milliseconds", fHSInterval},
+		{"secondly", fHSSecondly}, {"secondly-remaining", fHSSecondlyRemaining},
+		{"daily", fHSDaily}, {"daily-remaining", fHSDailyRemaining},
 	}},
-	{prefix: "x-shopify-shop-api-call-limit", names: []fieldName{{name: "", f: fShopify}}},
-	{prefix: "sforce-limit-info", names: []fieldName{{name: "", f: fSforce}}},
+	{prefix: "x-shopify-shop-api-call-limit", names: []fieldName{{"", fShopify}}},
+	{prefix: "sforce-limit-info", names: []fieldName{{"", fSforce}}},
 	{prefix: "anthropic-ratelimit-", named: true},
 }
 
@@ -141,10 +148,9 @@ var kindNames = [...]string{kindLimit: "limit", kindRemaining: "remaining", kind
 func init() {
 	for i := range families {
 		fam := &families[i]
-		for j := range fam.names {
-			n := &fam.names[j]
-			n.full = fam.prefix + n.name
-			n.canon = http.CanonicalHeaderKey(n.full)
+		for _, n := range fam.names {
+			lower := fam.prefix + n.name
+			fam.full = append(fam.full, fullName{http.CanonicalHeaderKey(lower), lower, n.f})
 		}
 		fam.canon = http.CanonicalHeaderKey(fam.prefix + "x")[:len(fam.prefix)]
 	}
@@ -165,7 +171,8 @@ var _ = [16 - len(families)]struct{}{} // familiesAt has a bit for every family
 // fields holds a response's rate-limit header values, found in one pass
 // over the header map. A response has few of them: they are kept in a
 // small array, in the order found, until there are more than it holds, so
-// that a parser is quick to clear (BenchmarkParseHeadersGitHub).
+// that a parser is quick to clear: an array of every field's values costs
+// BenchmarkParseHeadersIETFStructured some 3%.
 type fields struct {
 	mask  uint64               // bit f set: field f holds values
 	slot  [numFields]uint8     // 1 + where field f's values are in vals
@@ -231,8 +238,8 @@ func (fs *fields) add(k string, v []string, all bool) {
 	}
 	for m := familiesAt[c0][c2]; m != 0; m &= m - 1 {
 		fam := &families[bits.TrailingZeros16(m)]
-		for _, n := range fam.names {
-			if k == n.canon || eqFold(k, n.full) {
+		for _, n := range fam.full {
+			if k == n.canon || eqFold(k, n.lower) {
 				fs.put(n.f, v)
 				return
 			}
