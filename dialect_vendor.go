@@ -8,6 +8,9 @@ import (
 	"time"
 )
 
+// redditWindow is Reddit's documented 10-minute averaging window.
+const redditWindow = 10 * time.Minute
+
 // quotaOf reads a limit, remaining, reset triple of plain headers.
 func (p *parser) quotaOf(limit, remaining, reset []string) Quota {
 	q := unknownQuota()

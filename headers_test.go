@@ -2,6 +2,10 @@ package throttle
 
 import (
 	"fmt"
+	"go/ast"
+	"go/doc/comment"
+	goparser "go/parser"
+	"go/token"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -889,4 +893,49 @@ func TestParseHeadersWallClock(t *testing.T) {
 		assert.Equal(t, tt.wall, wall, tt.name)
 		assert.Equal(t, ParseHeaders(tt.h, testNow), q, tt.name)
 	}
+}
+
+// TestDialectsDocumented checks that the ParseHeaders documentation lists
+// the dialects as the table holds them, one item each, in their order.
+func TestDialectsDocumented(t *testing.T) {
+	file, err := goparser.ParseFile(token.NewFileSet(), "headers.go", nil, goparser.ParseComments)
+	require.NoError(t, err)
+	var text string
+	for _, d := range file.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "ParseHeaders" {
+			text = fn.Doc.Text()
+		}
+	}
+	var items []string
+	blocks := new(comment.Parser).Parse(text).Content
+	for i, b := range blocks {
+		if h, ok := b.(*comment.Heading); ok && plainText(h.Text) == "Dialects, in order of precedence" {
+			list, ok := blocks[i+1].(*comment.List)
+			require.True(t, ok, "the Dialects heading is followed by a list")
+			for _, it := range list.Items {
+				items = append(items, plainText(it.Content[0].(*comment.Paragraph).Text))
+			}
+		}
+	}
+	require.Len(t, items, len(dialects), "ParseHeaders lists %q", items)
+	for i, d := range dialects {
+		assert.Truef(t, strings.HasPrefix(items[i], d.name), "item %d of the ParseHeaders list is %q, want the %s dialect", i+1, items[i], d.name)
+	}
+}
+
+func plainText(ts []comment.Text) string {
+	var sb strings.Builder
+	for _, t := range ts {
+		switch t := t.(type) {
+		case comment.Plain:
+			sb.WriteString(string(t))
+		case comment.Italic:
+			sb.WriteString(string(t))
+		case *comment.DocLink:
+			sb.WriteString(plainText(t.Text))
+		case *comment.Link:
+			sb.WriteString(plainText(t.Text))
+		}
+	}
+	return strings.Join(strings.Fields(sb.String()), " ")
 }

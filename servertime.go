@@ -6,6 +6,39 @@ import (
 	"time"
 )
 
+// Thresholds that tell the numeric forms of a reset apart and bound what is
+// believed.
+const (
+	// A bare reset number is an epoch when it lies within epochWindow of
+	// the response's own clock (its Date, else the arrival time): epoch
+	// milliseconds (Linear, OpenRouter) or epoch seconds (GitHub, X, Okta,
+	// Discord, GitLab). Any other number is delta seconds (IETF drafts,
+	// Reddit). Deciding against the clock rather than a fixed threshold
+	// keeps the rule right for clocks far from today's (a test's fake
+	// clock at 2000-01-01, say) and for deltas of any plausible size.
+	epochWindow = 10 * 365 * 24 * time.Hour
+	// maxAhead is how far away a reset or a Retry-After may lie and still
+	// be stated, in every form it takes: delta seconds or milliseconds, a
+	// Go duration, an epoch, a date. It is the bound a bare number's deltas
+	// already had, so that no form can say what another may not.
+	maxAhead = epochWindow
+	// pastTolerance is how far before the response's Date an absolute reset
+	// may lie and still mean "now": Date has one-second resolution, Jira
+	// sends minute-precision resets, and a response may sit briefly in a
+	// proxy. An earlier reset describes a window long gone and is ignored.
+	pastTolerance = 2 * time.Minute
+	// dateSanity bounds the skew we accept between the response's Date and
+	// the client's clock; a Date further off is garbage (or a response
+	// replayed from a cache) and absolute resets fall back to the client's
+	// clock.
+	dateSanity = 24 * time.Hour
+	// dateAgree is how far, in seconds, the response's Date may be from
+	// the arrival time before the parse is reported as depending on the
+	// wall clock (parseHeaders): a Transport whose wall clock is derived
+	// then reads it afresh.
+	dateAgree = 60
+)
+
 // anchor reports whether the response's Date (p.dateSec) is present,
 // parseable and within dateSanity of now.
 func (p *parser) anchor() bool {
