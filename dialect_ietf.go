@@ -9,8 +9,8 @@ import (
 
 // ietf reads the IETF fields in all their drafts into c: the structured
 // fields of drafts 08 and later, the dictionary of draft 07, and the fields
-// of drafts up to 06, in that order of precedence. With extras, it appends
-// the policies the preferred reading does not describe.
+// of drafts up to 06, in that order of precedence. When c collects all, the
+// policies the preferred reading does not describe are its extras.
 func (p *parser) ietf(c *choice) {
 	// Room for the usual few members of both fields; more go to the heap.
 	// RateLimit's members follow RateLimit-Policy's in buf, while there is
@@ -35,8 +35,8 @@ func (p *parser) ietf(c *choice) {
 
 // ietfDrafts reads the IETF drafts before 08 into c, after the structured
 // fields (chosen): the dictionary of draft 07 when RateLimit is no List
-// (dict), the fields of drafts up to 06, and with extras the integer
-// policies the chosen reading does not describe.
+// (dict), the fields of drafts up to 06, and when c collects all the
+// integer policies the chosen reading does not describe.
 func (p *parser) ietfDrafts(c *choice, chosen *Quota, pols []sfv.Item, dict bool) {
 	if dict {
 		// draft-ietf-httpapi-ratelimit-headers-07 §5 made RateLimit a

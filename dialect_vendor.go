@@ -23,7 +23,7 @@ func (p *parser) quotaOf(limit, remaining, reset []string) Quota {
 }
 
 // namedQuotas reads the request quota of the dialects that name their quotas in
-// the header name, and with extras every other named quota:
+// the header name, and when c collects all every other named quota:
 //   - OpenAI, https://platform.openai.com/docs/guides/rate-limits
 //     x-ratelimit-{limit,remaining,reset}-{requests,tokens}, resets as Go
 //     durations ("6m0s", "20ms");
