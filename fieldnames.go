@@ -238,8 +238,8 @@ func (fs *fields) add(k string, v []string, all bool) {
 	}
 	for m := familiesAt[c0][c2]; m != 0; m &= m - 1 {
 		fam := &families[bits.TrailingZeros16(m)]
-		for _, n := range fam.full {
-			if k == n.canon || eqFold(k, n.lower) {
+		for i := range fam.full {
+			if n := &fam.full[i]; k == n.canon || eqFold(k, n.lower) {
 				fs.put(n.f, v)
 				return
 			}
