@@ -41,23 +41,29 @@ type Bare struct {
 	Str     string
 }
 
-// Text returns the text of a String, unescaped, or of a Token. It allocates
-// only for a String that holds escapes.
+// Text returns the text of a String, unescaped, or of a Token. It
+// allocates only for a String that holds escapes.
 func (b Bare) Text() (string, bool) {
 	switch {
 	case b.Kind == Token || b.Kind == String && !b.Escaped:
 		return b.Str, true
 	case b.Kind == String:
-		var sb strings.Builder
-		for i := 0; i < len(b.Str); i++ {
-			if b.Str[i] == '\\' {
-				i++ // the parser checked that an escape is followed by '"' or '\\'
-			}
-			sb.WriteByte(b.Str[i])
-		}
-		return sb.String(), true
+		return unescape(b.Str), true
 	}
 	return "", false
+}
+
+// unescape returns the text of a String whose escapes the parser checked:
+// each backslash is followed by '"' or '\\'.
+func unescape(s string) string {
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' {
+			i++
+		}
+		sb.WriteByte(s[i])
+	}
+	return sb.String()
 }
 
 // MaxParams is how many Parameters an Item keeps.
