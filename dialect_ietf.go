@@ -12,16 +12,13 @@ import (
 // of drafts up to 06, in that order of precedence. When c collects all, the
 // policies the preferred reading does not describe are its extras.
 func (p *parser) ietf(c *choice) {
-	// Room for the usual few members of both fields; more go to the heap.
-	// RateLimit's members follow RateLimit-Policy's in buf, while there is
-	// room: pols is in buf as long as it is no longer than buf.
-	var buf [4]sfv.Item
-	pols, ok := sfv.List(p.get(fRLPolicy), keepPolicyParams, buf[:0], maxMembers)
+	// Room for the usual few members of each field; more go to the heap.
+	var polBuf, rlBuf [4]sfv.Item
+	pols, ok := sfv.List(p.get(fRLPolicy), keepPolicyParams, polBuf[:0], maxMembers)
 	if !ok {
 		pols = nil // RFC 9651 §4.2: a field that fails to parse is ignored
 	}
-	free := min(len(pols), len(buf))
-	rl, rlOK := sfv.List(p.get(fRL), keepRateLimitParams, buf[free:free], maxMembers)
+	rl, rlOK := sfv.List(p.get(fRL), keepRateLimitParams, rlBuf[:0], maxMembers)
 	if !rlOK {
 		rl = nil
 	}
@@ -301,7 +298,9 @@ func windowFor(limit float64, pols []sfv.Item) time.Duration {
 // parameter. With c, the other windowed items are its extras.
 func limitList(vals []string, c *choice) (float64, time.Duration) {
 	if len(vals) == 1 {
-		if v, ok := parseCount(trimOWS(vals[0])); ok { // the usual case
+		// The usual case, a number, without the list's two passes: 10%
+		// of BenchmarkParseHeadersGitHub.
+		if v, ok := parseCount(trimOWS(vals[0])); ok {
 			return v, 0
 		}
 	}

@@ -46,7 +46,7 @@ func (p *parser) anchor() bool {
 		p.dateState = -1
 		for _, v := range p.get(fDate) {
 			v = trimOWS(v)
-			date, ok := imfUnix(v) // the format servers send
+			date, ok := imfUnix(v) // the format servers send, without allocating
 			if !ok {
 				var t time.Time
 				if t, ok = parseHTTPDate(v, &p.std); !ok {
@@ -170,7 +170,9 @@ func (p *parser) latestReset(vals []string) (time.Time, bool) {
 	}
 	if len(vals) == 1 {
 		s := trimOWS(vals[0])
-		if ip, ns, ok := parseDecimal(s); ok { // the usual case: a number
+		// The usual case, a number, without the list's iterator: 5% of
+		// BenchmarkParseHeadersGitHub.
+		if ip, ns, ok := parseDecimal(s); ok {
 			return p.resetNumber(ip, ns)
 		}
 		if strings.IndexByte(s, ',') < 0 {
