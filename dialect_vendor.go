@@ -8,6 +8,9 @@ import (
 	"time"
 )
 
+// redditWindow is Reddit's documented 10-minute averaging window.
+const redditWindow = 10 * time.Minute
+
 // quotaOf reads a limit, remaining, reset triple of plain headers.
 func (p *parser) quotaOf(limit, remaining, reset []string) Quota {
 	q := unknownQuota()
@@ -19,8 +22,8 @@ func (p *parser) quotaOf(limit, remaining, reset []string) Quota {
 	return q
 }
 
-// nameQuotas reads the request quota of the dialects that name their quotas in
-// the header name, and with extras every other named quota:
+// namedQuotas reads the request quota of the dialects that name their quotas in
+// the header name, and when c collects all every other named quota:
 //   - OpenAI, https://platform.openai.com/docs/guides/rate-limits
 //     x-ratelimit-{limit,remaining,reset}-{requests,tokens}, resets as Go
 //     durations ("6m0s", "20ms");
@@ -30,15 +33,12 @@ func (p *parser) quotaOf(limit, remaining, reset []string) Quota {
 //   - Linear, https://linear.app/developers/rate-limiting
 //     X-RateLimit-{Requests,Complexity}-{Limit,Remaining,Reset}, resets in
 //     epoch milliseconds.
-func (p *parser) nameQuotas(extras *[]Quota) Quota {
-	if p.mask&maskNamed == 0 && len(p.named) == 0 {
-		return unknownQuota()
-	}
+func (p *parser) namedQuotas(c *choice) {
 	q := p.quotaOf(p.get(fReqLimit), p.get(fReqRemaining), p.get(fReqReset))
 	if q.statesQuota() {
 		q.Policy = "requests"
 	}
-	if extras != nil && len(p.named) > 0 {
+	if c.all && len(p.named) > 0 {
 		slices.SortFunc(p.named, func(a, b namedField) int {
 			return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.key, b.key))
 		})
@@ -51,12 +51,12 @@ func (p *parser) nameQuotas(extras *[]Quota) Quota {
 			nq := p.quotaOf(v[kindLimit], v[kindRemaining], v[kindReset])
 			if nq.statesQuota() {
 				nq.Policy = p.named[i].name
-				addExtra(extras, nq)
+				c.extra(nq)
 			}
 			i = j
 		}
 	}
-	return q
+	c.add(&q)
 }
 
 // hubspot reads HubSpot's headers
@@ -64,10 +64,7 @@ func (p *parser) nameQuotas(extras *[]Quota) Quota {
 // X-HubSpot-RateLimit-Max and -Remaining over -Interval-Milliseconds, the
 // per-second -Secondly and -Secondly-Remaining, and the per-day -Daily and
 // -Daily-Remaining.
-func (p *parser) hubspot(extras *[]Quota) Quota {
-	if p.mask&maskHubSp == 0 {
-		return unknownQuota()
-	}
+func (p *parser) hubspot(c *choice) {
 	interval := unknownQuota()
 	interval.Limit = leastCount(p.get(fHSMax))
 	interval.Remaining = leastCount(p.get(fHSRemaining))
@@ -94,22 +91,18 @@ func (p *parser) hubspot(extras *[]Quota) Quota {
 		}
 		if pick < 0 {
 			pick = i
-		} else if extras != nil {
-			addExtra(extras, q)
+		} else {
+			c.extra(q)
 		}
 	}
-	if pick < 0 {
-		return unknownQuota()
+	if pick >= 0 {
+		c.add(&all[pick])
 	}
-	return all[pick]
 }
 
 // shopify reads X-Shopify-Shop-Api-Call-Limit: used/limit
 // (https://shopify.dev/docs/api/usage/rate-limits, REST Admin API).
-func (p *parser) shopify() Quota {
-	if p.mask&(1<<fShopify) == 0 {
-		return unknownQuota()
-	}
+func (p *parser) shopify(c *choice) {
 	q := unknownQuota()
 	for e := (elems{vals: p.get(fShopify)}); ; {
 		s, ok := e.next()
@@ -121,16 +114,13 @@ func (p *parser) shopify() Quota {
 			q.Remaining = leastStated(q.Remaining, rem)
 		}
 	}
-	return q
+	c.add(&q)
 }
 
 // salesforce reads Sforce-Limit-Info: api-usage=25/5000 and its per-app
 // variants (https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/headers_api_usage.htm).
 // The org-wide api-usage is the request quota; the others are extras.
-func (p *parser) salesforce(extras *[]Quota) Quota {
-	if p.mask&(1<<fSforce) == 0 {
-		return unknownQuota()
-	}
+func (p *parser) salesforce(c *choice) {
 	q := unknownQuota()
 	for e := (elems{vals: p.get(fSforce)}); ; {
 		s, ok := e.next()
@@ -151,11 +141,11 @@ func (p *parser) salesforce(extras *[]Quota) Quota {
 			q.Limit = leastStated(q.Limit, lim)
 			q.Remaining = leastStated(q.Remaining, rem)
 			q.Policy = name
-		} else if extras != nil {
-			addExtra(extras, Quota{Limit: lim, Remaining: rem, Policy: name})
+		} else {
+			c.extra(Quota{Limit: lim, Remaining: rem, Policy: name})
 		}
 	}
-	return q
+	c.add(&q)
 }
 
 // usedOfLimit reads "used/limit" and returns the limit and what remains.
@@ -181,10 +171,7 @@ func usedOfLimit(s string) (limit, remaining float64, ok bool) {
 //     Remaining (a float) and Reset in delta seconds, no Limit;
 //   - Jira Cloud, https://developer.atlassian.com/cloud/jira/platform/rate-limiting/:
 //     Reset as minute-precision ISO 8601, RateLimit-Reason.
-func (p *parser) xRateLimit() Quota {
-	if p.mask&maskX == 0 {
-		return unknownQuota()
-	}
+func (p *parser) xRateLimit(c *choice) {
 	q := unknownQuota()
 	q.Limit, q.Window = limitList(p.get(fXLimit), nil)
 	q.Remaining = leastCount(p.get(fXRemaining))
@@ -199,7 +186,7 @@ func (p *parser) xRateLimit() Quota {
 	if p.mask&(1<<fRLReason) != 0 && q.statesQuota() {
 		q.Policy = firstValue(p.get(fRLReason))
 	}
-	return q
+	c.add(&q)
 }
 
 // xUsed completes from X-RateLimit-Used a quota that states only one of
@@ -225,13 +212,10 @@ func (p *parser) xUsed(q *Quota) {
 // https://developer.okta.com/docs/reference/rl-best-practices/, both epoch
 // seconds) and Zendesk's X-Rate-Limit
 // (https://developer.zendesk.com/api-reference/introduction/rate-limits/).
-func (p *parser) xRateLimitDash() Quota {
-	if p.mask&maskXDash == 0 {
-		return unknownQuota()
-	}
+func (p *parser) xRateLimitDash(c *choice) {
 	q := p.quotaOf(p.get(fXDLimit), p.get(fXDRemaining), p.get(fXDReset))
 	if q.Limit < 0 {
 		q.Limit = leastCount(p.get(fZendeskLimit))
 	}
-	return q
+	c.add(&q)
 }

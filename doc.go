@@ -40,7 +40,8 @@
 // [Bucket.Observe] folds a response into the bucket; [Bucket.Begin] and
 // [Flight.Done] do the same while counting the request as in flight, so that
 // a Remaining the server sent before it saw the request is read correctly.
-// [ParseHeaders] reads the headers into a [Quota]; [Bucket.ObserveQuota] and
+// [ParseHeaders] reads the headers into a [Quota] (its documentation lists
+// the dialects it reads, in their order); [Bucket.ObserveQuota] and
 // [Flight.DoneQuota] take a Quota built by hand, for protocols that are not
 // HTTP.
 //

@@ -2,28 +2,23 @@ package throttle
 
 import (
 	"maps"
+	"math/bits"
 	"net/http"
 	"slices"
 	"strings"
 )
 
-// Indexes of the header values a response may carry.
+// A field is a rate-limit header the dialects read, whatever its spelling;
+// families names each on the wire.
+type field uint8
+
 const (
-	fDate = iota
+	fDate field = iota
 	fRetryAfter
 	fRetryAfterMs
-	fXRetryAfter
-	fXLimit
-	fXRemaining
-	fXReset
-	fXUsed
-	fXResetAfter
-	fXResource
-	fXBucket
-	fXDLimit
-	fXDRemaining
-	fXDReset
-	fZendeskLimit
+
+	// The IETF RateLimit fields of every draft, GitLab's additions and
+	// Jira's reason.
 	fRL
 	fRLPolicy
 	fRLLimit
@@ -33,125 +28,286 @@ const (
 	fRLObserved
 	fRLName
 	fRLReason
-	fReqLimit // fReqLimit + kindLimit etc.
+
+	// X-RateLimit-*: GitHub, Discord, Reddit, Jira, MailerLite.
+	fXLimit
+	fXRemaining
+	fXReset
+	fXUsed
+	fXResetAfter
+	fXResource
+	fXBucket
+	fXRetryAfter
+
+	// The request quota named in the header name (OpenAI, Anthropic,
+	// Linear): fReqLimit + kindLimit and so on.
+	fReqLimit
 	fReqRemaining
 	fReqReset
-	fShopify
-	fSforce
-	fHSDaily
-	fHSDailyRemaining
+	// fNamed is every other named quota, kept in fields.named, and only
+	// when ParseQuotas asks for all.
+	fNamed
+
+	// X-Rate-Limit-*: X, Okta; Zendesk's X-Rate-Limit.
+	fXDLimit
+	fXDRemaining
+	fXDReset
+	fZendeskLimit
+
 	fHSMax
 	fHSRemaining
 	fHSInterval
 	fHSSecondly
 	fHSSecondlyRemaining
-	numFields
+	fHSDaily
+	fHSDailyRemaining
+	fShopify
+	fSforce
 )
+
+const numFields = int(fSforce) + 1
 
 var _ = [64 - numFields]struct{}{} // fields.mask has a bit for every field
 
-// Which fields each dialect reads, to skip the absent ones at no cost.
-const (
-	maskRetry = 1<<fRetryAfter | 1<<fRetryAfterMs | 1<<fXRetryAfter
-	maskScope = 1<<fXResource | 1<<fXBucket
-	maskIETF  = 1<<fRLLimit | 1<<fRLRemaining | 1<<fRLReset | 1<<fRLResetTime | 1<<fRLObserved | 1<<fRLPolicy
-	maskNamed = 1<<fReqLimit | 1<<fReqRemaining | 1<<fReqReset
-	maskHubSp = 1<<fHSDaily | 1<<fHSDailyRemaining | 1<<fHSMax | 1<<fHSRemaining | 1<<fHSSecondly | 1<<fHSSecondlyRemaining
-	maskX     = 1<<fXLimit | 1<<fXRemaining | 1<<fXReset | 1<<fXUsed | 1<<fXResetAfter
-	maskXDash = 1<<fXDLimit | 1<<fXDRemaining | 1<<fXDReset | 1<<fZendeskLimit
-)
+// fieldSet returns the set of fields fs, one bit each.
+func fieldSet(fs ...field) uint64 {
+	var m uint64
+	for _, f := range fs {
+		m |= 1 << f
+	}
+	return m
+}
 
+// A family is the headers whose names start with prefix: each row of names
+// maps the rest of a name, in lower case, to its field. A new header is one
+// row here (and a field constant, for its dialect to read it by).
+type family struct {
+	prefix string // lower case
+	names  []fieldName
+	// named: the rest of a name may name a quota of one of the kinds,
+	// as NAME-limit (Anthropic, Linear) or, with kindFirst, as limit-NAME
+	// (OpenAI).
+	named, kindFirst bool
+
+	// Set by init from the above: the prefix in net/http's spelling, and
+	// every whole name.
+	canon string
+	full  []fullName
+}
+
+type fieldName struct {
+	name string // after the family's prefix, lower case
+	f    field
+}
+
+// A fullName is a header name in net/http's spelling and in lower case.
+type fullName struct {
+	canon, lower string
+	f            field
+}
+
+var families = [...]family{
+	{prefix: "date", names: []fieldName{{"", fDate}}},
+	{prefix: "ratelimit", names: []fieldName{
+		{"", fRL}, {"-policy", fRLPolicy}, {"-limit", fRLLimit}, {"-remaining", fRLRemaining},
+		{"-reset", fRLReset}, {"-resettime", fRLResetTime}, {"-observed", fRLObserved},
+		{"-name", fRLName}, {"-reason", fRLReason},
+	}},
+	{prefix: "retry-after", names: []fieldName{{"", fRetryAfter}, {"-ms", fRetryAfterMs}}},
+	{prefix: "x-ratelimit-", named: true, kindFirst: true, names: []fieldName{
+		{"limit", fXLimit}, {"remaining", fXRemaining}, {"reset", fXReset}, {"used", fXUsed},
+		{"reset-after", fXResetAfter}, {"resource", fXResource}, {"bucket", fXBucket},
+		{"retry-after", fXRetryAfter},
+	}},
+	{prefix: "x-rate-limit", names: []fieldName{
+		{"", fZendeskLimit}, {"-limit", fXDLimit}, {"-remaining", fXDRemaining}, {"-reset", fXDReset},
+	}},
+	{prefix: "x-hubspot-ratelimit-", names: []fieldName{
+		{"max", fHSMax}, {"remaining", fHSRemaining}, {"interval-milliseconds", fHSInterval},
+		{"secondly", fHSSecondly}, {"secondly-remaining", fHSSecondlyRemaining},
+		{"daily", fHSDaily}, {"daily-remaining", fHSDailyRemaining},
+	}},
+	{prefix: "x-shopify-shop-api-call-limit", names: []fieldName{{"", fShopify}}},
+	{prefix: "sforce-limit-info", names: []fieldName{{"", fSforce}}},
+	{prefix: "anthropic-ratelimit-", named: true},
+}
+
+// The kinds of a named quota's fields, in the order of fReqLimit's.
 const (
 	kindLimit = iota
 	kindRemaining
 	kindReset
 )
 
-// fields holds a response's rate-limit header values, found in one pass over
-// the header map. A response has few of them: they are kept in a small
-// array, in the order found, until there are more than it holds.
+var kindNames = [...]string{kindLimit: "limit", kindRemaining: "remaining", kindReset: "reset"}
+
+// init spells every family's names as net/http does: http.Header.Set and
+// the server side of net/http canonicalize names, so that a plain
+// comparison finds most fields before the comparison that folds case
+// (BenchmarkParseHeadersGitHub).
+func init() {
+	for i := range families {
+		fam := &families[i]
+		for _, n := range fam.names {
+			lower := fam.prefix + n.name
+			fam.full = append(fam.full, fullName{http.CanonicalHeaderKey(lower), lower, n.f})
+		}
+		fam.canon = http.CanonicalHeaderKey(fam.prefix + "x")[:len(fam.prefix)]
+	}
+}
+
+// familiesAt indexes families by the first and third letters of their
+// prefix: most headers of a response belong to none, and one lookup turns
+// them away (BenchmarkParseHeadersGitHub).
+var familiesAt = func() (t [26][26]uint16) {
+	for i, fam := range &families {
+		t[fam.prefix[0]-'a'][fam.prefix[2]-'a'] |= 1 << i
+	}
+	return t
+}()
+
+var _ = [16 - len(families)]struct{}{} // familiesAt has a bit for every family
+
+// fields holds a response's rate-limit header values, found in one pass
+// over the header map. A response has few of them: they are kept in a
+// small array, in the order found, until there are more than it holds, so
+// that a parser is quick to clear: an array of every field's values costs
+// BenchmarkParseHeadersIETFStructured some 3%.
 type fields struct {
-	mask  uint64               // bit i set: field i holds values
-	slot  [numFields]uint8     // 1 + where field i's values are in vals
+	mask  uint64               // bit f set: field f holds values
+	slot  [numFields]uint8     // 1 + where field f's values are in vals
 	used  int                  // slots of vals in use
 	vals  [maxSlots][]string   // the values of the fields, in the order found
-	all   *[numFields][]string // every field's values, by index, once vals is full
+	all   *[numFields][]string // every field's values, by field, once vals is full
 	named []namedField         // quotas other than "requests", when collecting all
 	dup   bool                 // a field was found under two spellings
-	owned uint64               // bit i set: field i's values were joined into a slice of ours
+	owned uint64               // bit f set: field f's values were joined into a slice of ours
 }
 
 // maxSlots is how many fields a parser holds without allocating: a typical
 // response has up to eight.
 const maxSlots = 10
 
-// get returns the values of field i, nil if the response has none.
-func (f *fields) get(i int) []string {
-	if f.all != nil {
-		return f.all[i]
-	}
-	if k := f.slot[i]; k != 0 {
-		return f.vals[k-1]
-	}
-	return nil
-}
-
+// A namedField is a field of a quota named in its header name.
 type namedField struct {
-	name string // lower-case
+	name string // lower case
 	key  string // the header name
 	kind int
 	vals []string
 }
 
-func (f *fields) collect(h http.Header, all bool) {
+// get returns the values of field f, nil if the response has none.
+func (fs *fields) get(f field) []string {
+	if fs.all != nil {
+		return fs.all[f]
+	}
+	if k := fs.slot[f]; k != 0 {
+		return fs.vals[k-1]
+	}
+	return nil
+}
+
+func (fs *fields) collect(h http.Header, all bool) {
 	for k, v := range h {
-		if f.add(k, v, all); f.dup {
+		if fs.add(k, v, all); fs.dup {
 			break
 		}
 	}
-	if f.dup {
+	if fs.dup {
 		// A hand-built map holds two spellings of one header: their
 		// values are joined in the order of the spellings, not in the
 		// random order of map iteration, so that the result does not
 		// change from call to call. Rare enough to sort for; the sort
 		// and the joins keep the cost linear in the number of
 		// spellings (TestParseHeadersManySpellings).
-		*f = fields{}
+		*fs = fields{}
 		for _, k := range slices.Sorted(maps.Keys(h)) {
-			f.add(k, h[k], all)
+			fs.add(k, h[k], all)
 		}
 	}
 }
 
-// put records the values of field i, found under header name k.
-func (f *fields) put(k string, i int, v []string) {
-	if f.mask&(1<<i) != 0 {
-		f.dup = true
-		joined := f.get(i)
-		if f.owned&(1<<i) == 0 {
+// add records the values v of header k, if it is a field.
+func (fs *fields) add(k string, v []string, all bool) {
+	if len(k) < 4 {
+		return // shorter than any prefix
+	}
+	c0, c2 := k[0]|0x20-'a', k[2]|0x20-'a'
+	if c0 >= 26 || c2 >= 26 {
+		return
+	}
+	for m := familiesAt[c0][c2]; m != 0; m &= m - 1 {
+		fam := &families[bits.TrailingZeros16(m)]
+		for i := range fam.full {
+			if n := &fam.full[i]; k == n.canon || eqFold(k, n.lower) {
+				fs.put(n.f, v)
+				return
+			}
+		}
+		if fam.named && (strings.HasPrefix(k, fam.canon) || hasPrefixFold(k, fam.prefix)) {
+			fs.addNamed(k, k[len(fam.prefix):], fam.kindFirst, v, all)
+			return
+		}
+	}
+}
+
+// addNamed records the field of a named quota, rest being its header name
+// after the family's prefix: limit-NAME when kindFirst (tried first), or
+// NAME-limit.
+func (fs *fields) addNamed(k, rest string, kindFirst bool, v []string, all bool) {
+	if kindFirst {
+		for kind, kn := range &kindNames {
+			if len(rest) > len(kn)+1 && rest[len(kn)] == '-' && hasPrefixFold(rest, kn) {
+				fs.putNamed(k, rest[len(kn)+1:], kind, v, all)
+				return
+			}
+		}
+	}
+	for kind, kn := range &kindNames {
+		if n := len(rest) - len(kn) - 1; n > 0 && rest[n] == '-' && eqFold(rest[n+1:], kn) {
+			fs.putNamed(k, rest[:n], kind, v, all)
+			return
+		}
+	}
+}
+
+// putNamed records the values v of the kind field of the quota name, found
+// under header k.
+func (fs *fields) putNamed(k, name string, kind int, v []string, all bool) {
+	if eqFold(name, "requests") {
+		fs.put(fReqLimit+field(kind), v)
+	} else if all {
+		fs.named = append(fs.named, namedField{strings.ToLower(name), k, kind, v})
+		fs.mask |= 1 << fNamed
+	}
+}
+
+// put records the values v of field f.
+func (fs *fields) put(f field, v []string) {
+	if fs.mask&(1<<f) != 0 {
+		fs.dup = true
+		joined := fs.get(f)
+		if fs.owned&(1<<f) == 0 {
 			// The first join copies: the values are the caller's. Later
 			// ones append to our copy, in amortised constant time.
-			joined, f.owned = slices.Clip(joined), f.owned|1<<i
+			joined, fs.owned = slices.Clip(joined), fs.owned|1<<f
 		}
 		v = append(joined, v...)
-	} else if n := f.used; n < len(f.vals) {
-		f.mask |= 1 << i
-		f.slot[i] = uint8(n + 1)
-		f.vals[n] = v
-		f.used++
-		return
-	} else if f.all == nil {
+	} else if fs.all == nil && fs.used < len(fs.vals) {
+		fs.used++
+		fs.slot[f] = uint8(fs.used)
+	} else if fs.all == nil {
 		all := new([numFields][]string)
-		for j := range all {
-			all[j] = f.get(j)
+		for g := range all {
+			all[g] = fs.get(field(g))
 		}
-		f.all = all
+		fs.all = all
 	}
-	f.mask |= 1 << i
-	if f.all != nil {
-		f.all[i] = v
+	fs.mask |= 1 << f
+	if fs.all != nil {
+		fs.all[f] = v
 	} else {
-		f.vals[f.slot[i]-1] = v
+		fs.vals[fs.slot[f]-1] = v
 	}
 }
 
@@ -171,200 +327,4 @@ func eqFold(s, lower string) bool {
 
 func hasPrefixFold(s, lowerPrefix string) bool {
 	return len(s) >= len(lowerPrefix) && eqFold(s[:len(lowerPrefix)], lowerPrefix)
-}
-
-func (f *fields) add(k string, v []string, all bool) {
-	if len(k) < 4 {
-		return
-	}
-	switch k[0] | 0x20 {
-	case 'd':
-		if k == "Date" || eqFold(k, "date") { // net/http's spelling first
-			f.put(k, fDate, v)
-		}
-	case 'r':
-		switch {
-		case strings.HasPrefix(k, "Ratelimit"): // net/http's spelling first
-			f.addIETF(k, k[len("ratelimit"):], v)
-		case eqFold(k, "retry-after"):
-			f.put(k, fRetryAfter, v)
-		case eqFold(k, "retry-after-ms"):
-			f.put(k, fRetryAfterMs, v)
-		case hasPrefixFold(k, "ratelimit"):
-			f.addIETF(k, k[len("ratelimit"):], v)
-		}
-	case 'x':
-		if k[1] != '-' {
-			return
-		}
-		// Most X- headers are not about rate limits: the third letter
-		// turns them away before any longer comparison.
-		switch c := k[2] | 0x20; {
-		case c != 'r' && c != 'h' && c != 's':
-		case strings.HasPrefix(k, "X-Ratelimit-") || hasPrefixFold(k, "x-ratelimit-"): // net/http's spelling first
-			f.addX(k, k[len("x-ratelimit-"):], v, all)
-		case hasPrefixFold(k, "x-rate-limit"):
-			switch rest := k[len("x-rate-limit"):]; {
-			case rest == "":
-				f.put(k, fZendeskLimit, v)
-			case eqFold(rest, "-limit"):
-				f.put(k, fXDLimit, v)
-			case eqFold(rest, "-remaining"):
-				f.put(k, fXDRemaining, v)
-			case eqFold(rest, "-reset"):
-				f.put(k, fXDReset, v)
-			}
-		case hasPrefixFold(k, "x-hubspot-ratelimit-"):
-			f.addHubSpot(k, k[len("x-hubspot-ratelimit-"):], v)
-		case eqFold(k, "x-shopify-shop-api-call-limit"):
-			f.put(k, fShopify, v)
-		}
-	case 'a':
-		if hasPrefixFold(k, "anthropic-ratelimit-") {
-			f.addNamedSuffix(k, k[len("anthropic-ratelimit-"):], v, all)
-		}
-	case 's':
-		if eqFold(k, "sforce-limit-info") {
-			f.put(k, fSforce, v)
-		}
-	}
-}
-
-func (f *fields) addIETF(k, rest string, v []string) {
-	var i int
-	switch {
-	case rest == "":
-		i = fRL
-	case rest == "-Policy" || eqFold(rest, "-policy"): // net/http's spelling first
-		i = fRLPolicy
-	case eqFold(rest, "-limit"):
-		i = fRLLimit
-	case eqFold(rest, "-remaining"):
-		i = fRLRemaining
-	case eqFold(rest, "-reset"):
-		i = fRLReset
-	case eqFold(rest, "-resettime"):
-		i = fRLResetTime
-	case eqFold(rest, "-observed"):
-		i = fRLObserved
-	case eqFold(rest, "-name"):
-		i = fRLName
-	case eqFold(rest, "-reason"):
-		i = fRLReason
-	default:
-		return
-	}
-	f.put(k, i, v)
-}
-
-// A fieldName maps the rest of a header name, after a dialect's prefix, to
-// its field.
-type fieldName struct {
-	name string // lower-case
-	i    int
-}
-
-// xField returns the field of a plain X-RateLimit-* header, given the rest
-// of its name: its length and a letter pick the one name to compare.
-func xField(rest string) (int, bool) {
-	var x fieldName
-	switch len(rest) {
-	// net/http's canonical spellings first: comparisons with constants
-	// compile to a few word compares.
-	case 4:
-		if rest == "Used" {
-			return fXUsed, true
-		}
-	case 5:
-		if rest == "Limit" {
-			return fXLimit, true
-		}
-		if rest == "Reset" {
-			return fXReset, true
-		}
-	case 8:
-		if rest == "Resource" {
-			return fXResource, true
-		}
-	case 9:
-		if rest == "Remaining" {
-			return fXRemaining, true
-		}
-	}
-	switch len(rest) {
-	case 4:
-		x = fieldName{"used", fXUsed}
-	case 5:
-		x = fieldName{"limit", fXLimit}
-		if rest[0]|0x20 == 'r' {
-			x = fieldName{"reset", fXReset}
-		}
-	case 6:
-		x = fieldName{"bucket", fXBucket}
-	case 8:
-		x = fieldName{"resource", fXResource}
-	case 9:
-		x = fieldName{"remaining", fXRemaining}
-	case 11:
-		x = fieldName{"reset-after", fXResetAfter}
-		if rest[2]|0x20 == 't' {
-			x = fieldName{"retry-after", fXRetryAfter}
-		}
-	default:
-		return 0, false
-	}
-	return x.i, eqFold(rest, x.name)
-}
-
-// hubSpotNames are the names after "X-HubSpot-RateLimit-": a package
-// variable, not a literal in the loop, so that no call builds it.
-var hubSpotNames = [...]fieldName{
-	{"daily", fHSDaily}, {"daily-remaining", fHSDailyRemaining},
-	{"max", fHSMax}, {"remaining", fHSRemaining},
-	{"interval-milliseconds", fHSInterval},
-	{"secondly", fHSSecondly}, {"secondly-remaining", fHSSecondlyRemaining},
-}
-
-// addX sorts the X-RateLimit-* headers: GitHub, Discord, Reddit and Jira's
-// plain ones, OpenAI's x-ratelimit-{limit,remaining,reset}-NAME and Linear's
-// X-RateLimit-NAME-{Limit,Remaining,Reset}.
-func (f *fields) addX(k, rest string, v []string, all bool) {
-	if i, ok := xField(rest); ok {
-		f.put(k, i, v)
-		return
-	}
-	for kind, prefix := range [...]string{"limit-", "remaining-", "reset-"} {
-		if hasPrefixFold(rest, prefix) && len(rest) > len(prefix) {
-			f.addNamed(k, rest[len(prefix):], kind, v, all)
-			return
-		}
-	}
-	f.addNamedSuffix(k, rest, v, all)
-}
-
-// addNamedSuffix sorts NAME-limit, NAME-remaining and NAME-reset.
-func (f *fields) addNamedSuffix(k, rest string, v []string, all bool) {
-	for kind, suffix := range [...]string{"-limit", "-remaining", "-reset"} {
-		if n := len(rest) - len(suffix); n > 0 && eqFold(rest[n:], suffix) {
-			f.addNamed(k, rest[:n], kind, v, all)
-			return
-		}
-	}
-}
-
-func (f *fields) addNamed(k, name string, kind int, v []string, all bool) {
-	if eqFold(name, "requests") {
-		f.put(k, fReqLimit+kind, v)
-	} else if all {
-		f.named = append(f.named, namedField{strings.ToLower(name), k, kind, v})
-	}
-}
-
-func (f *fields) addHubSpot(k, rest string, v []string) {
-	for _, x := range &hubSpotNames {
-		if eqFold(rest, x.name) {
-			f.put(k, x.i, v)
-			return
-		}
-	}
 }

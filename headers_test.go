@@ -2,6 +2,10 @@ package throttle
 
 import (
 	"fmt"
+	"go/ast"
+	"go/doc/comment"
+	goparser "go/parser"
+	"go/token"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -517,7 +521,7 @@ func TestQuotaKnown(t *testing.T) {
 // TestRateLimitParams checks what the RateLimit fields keep of an item's
 // parameters; internal/sfv tests the parser itself.
 func TestRateLimitParams(t *testing.T) {
-	items, ok := sfv.List([]string{`"x";w=1;w=2;qu="tokens";qu=requests;q=1.5`}, policyKeys, nil, maxMembers)
+	items, ok := sfv.List([]string{`"x";w=1;w=2;qu="tokens";qu=requests;q=1.5`}, keepPolicyParams, nil, maxMembers)
 	require.True(t, ok)
 	w, _ := sfWindow(&items[0])
 	assert.Equal(t, 2*time.Second, w, "the last of repeated parameters wins")
@@ -525,7 +529,7 @@ func TestRateLimitParams(t *testing.T) {
 	s.fromPolicy(&items[0])
 	assert.True(t, s.requests, "qu as a Token")
 	assert.Equal(t, float64(notStated), s.limit, "q as a Decimal")
-	items, ok = sfv.List([]string{`"x";r=3;t=-1`}, rateLimitKeys, nil, maxMembers)
+	items, ok = sfv.List([]string{`"x";r=3;t=-1`}, keepRateLimitParams, nil, maxMembers)
 	require.True(t, ok)
 	s.fromRateLimit(&items[0])
 	assert.Equal(t, float64(3), s.remaining)
@@ -762,21 +766,32 @@ func TestParseHTTPDateCalendar(t *testing.T) {
 	assert.False(t, ok, "second 61")
 }
 
-func TestXField(t *testing.T) {
-	want := map[string]int{
-		"limit": fXLimit, "remaining": fXRemaining, "reset": fXReset, "used": fXUsed,
-		"resource": fXResource, "bucket": fXBucket, "reset-after": fXResetAfter, "retry-after": fXRetryAfter,
-	}
-	for name, field := range want {
-		for _, s := range []string{name, strings.ToUpper(name), http.CanonicalHeaderKey(name)} {
-			if got, ok := xField(s); !ok || got != field {
-				t.Errorf("xField(%q) = %d, %v; want %d", s, got, ok, field)
+// TestFieldNames checks that every header name of the families is found
+// under its field in any case, and that names close to them are not.
+func TestFieldNames(t *testing.T) {
+	for _, fam := range &families {
+		for _, n := range fam.names {
+			name := fam.prefix + n.name
+			for _, s := range []string{name, strings.ToUpper(name), http.CanonicalHeaderKey(name)} {
+				var fs fields
+				fs.add(s, []string{"v"}, false)
+				if fs.mask != 1<<n.f {
+					t.Errorf("fields.add(%q) set fields %b, want %b", s, fs.mask, uint64(1)<<n.f)
+				}
 			}
 		}
 	}
-	for _, s := range []string{"", "lim", "limits", "rest", "useD2", "reset_after", "retry-afte", "retry\rafter", "Limit\x00", "bucke7", "resourcE-"} {
-		if got, ok := xField(s); ok {
-			t.Errorf("xField(%q) = %d, true; want false", s, got)
+	for _, s := range []string{
+		"", "dat", "Dates", "X-RateLimit-", "X-RateLimit-lim", "X-RateLimit-limits", "X-RateLimit-rest",
+		"X-RateLimit-useD2", "X-RateLimit-reset_after", "X-RateLimit-retry-afte", "X-RateLimit-retry\rafter",
+		"X-RateLimit-Limit\x00", "X-RateLimit-bucke7", "X-RateLimit-resourcE-", "RateLimit-Limits",
+		"X_RateLimit-Limit", "X-Rate-Limit-", "Retry-After-S", "X-RateLimit-limit-", "X-RateLimit--limit",
+		"Anthropic-RateLimit-limit", "X-HubSpot-RateLimit-", "x-1atelimit-limit",
+	} {
+		var fs fields
+		fs.add(s, []string{"v"}, true)
+		if fs.mask != 0 {
+			t.Errorf("fields.add(%q) set fields %b, want none", s, fs.mask)
 		}
 	}
 }
@@ -797,7 +812,7 @@ func TestParseHeadersSpellingsDeterministic(t *testing.T) {
 }
 
 // fieldHeaders names a header of every field the parser collects.
-var fieldHeaders = [numFields]string{
+var fieldHeaders = [numFields]string{ // but fNamed, which is no header
 	fDate: "Date", fRetryAfter: "Retry-After", fRetryAfterMs: "Retry-After-Ms",
 	fXRetryAfter: "X-RateLimit-Retry-After", fXLimit: "X-RateLimit-Limit",
 	fXRemaining: "X-RateLimit-Remaining", fXReset: "X-RateLimit-Reset", fXUsed: "X-RateLimit-Used",
@@ -824,25 +839,30 @@ func TestFieldsCollect(t *testing.T) {
 		want := map[int][]string{}
 		h := http.Header{"Content-Type": {"text/plain"}}
 		for _, i := range rng.Perm(numFields)[:n] {
+			if i == int(fNamed) {
+				continue
+			}
 			want[i] = []string{fmt.Sprint("v", i)}
 			h[http.CanonicalHeaderKey(fieldHeaders[i])] = want[i]
 		}
 		var f fields
 		f.collect(h, false)
 		for i := range numFields {
-			require.Equal(t, want[i], f.get(i), "field %d (%s) of %d", i, fieldHeaders[i], n)
+			require.Equal(t, want[i], f.get(field(i)), "field %d (%s) of %d", i, fieldHeaders[i], n)
 		}
 		require.False(t, f.dup)
 	}
 	// A field under two spellings joins both values.
 	h := http.Header{"Date": {"a"}, "date": {"b"}}
 	for i := range numFields - 1 {
-		h[fieldHeaders[i+1]] = []string{"x"}
+		if field(i+1) != fNamed {
+			h[fieldHeaders[i+1]] = []string{"x"}
+		}
 	}
 	var f fields
 	f.collect(h, false)
 	require.Equal(t, []string{"a", "b"}, f.get(fDate))
-	require.Equal(t, []string{"x"}, f.get(numFields-1))
+	require.Equal(t, []string{"x"}, f.get(field(numFields-1)))
 }
 
 // TestParseHeadersWallClock checks which responses parseHeaders reports as
@@ -899,4 +919,49 @@ func TestParseHeadersDateAgrees(t *testing.T) {
 			assert.True(t, got.Equal(tc.want), "ParseHeaders(%v) reset = %v, want %v", h, got, tc.want)
 		})
 	}
+}
+
+// TestDialectsDocumented checks that the ParseHeaders documentation lists
+// the dialects as the table holds them, one item each, in their order.
+func TestDialectsDocumented(t *testing.T) {
+	file, err := goparser.ParseFile(token.NewFileSet(), "headers.go", nil, goparser.ParseComments)
+	require.NoError(t, err)
+	var text string
+	for _, d := range file.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "ParseHeaders" {
+			text = fn.Doc.Text()
+		}
+	}
+	var items []string
+	blocks := new(comment.Parser).Parse(text).Content
+	for i, b := range blocks {
+		if h, ok := b.(*comment.Heading); ok && plainText(h.Text) == "Dialects, in order of precedence" {
+			list, ok := blocks[i+1].(*comment.List)
+			require.True(t, ok, "the Dialects heading is followed by a list")
+			for _, it := range list.Items {
+				items = append(items, plainText(it.Content[0].(*comment.Paragraph).Text))
+			}
+		}
+	}
+	require.Len(t, items, len(dialects), "ParseHeaders lists %q", items)
+	for i, d := range dialects {
+		assert.Truef(t, strings.HasPrefix(items[i], d.name), "item %d of the ParseHeaders list is %q, want the %s dialect", i+1, items[i], d.name)
+	}
+}
+
+func plainText(ts []comment.Text) string {
+	var sb strings.Builder
+	for _, t := range ts {
+		switch t := t.(type) {
+		case comment.Plain:
+			sb.WriteString(string(t))
+		case comment.Italic:
+			sb.WriteString(string(t))
+		case *comment.DocLink:
+			sb.WriteString(plainText(t.Text))
+		case *comment.Link:
+			sb.WriteString(plainText(t.Text))
+		}
+	}
+	return strings.Join(strings.Fields(sb.String()), " ")
 }

@@ -64,16 +64,19 @@ const notStated = -1
 func unknownQuota() Quota { return Quota{Limit: notStated, Remaining: notStated} }
 
 // A choice gathers the dialects' quotas in their order of precedence: the
-// first that states a quota is the primary, a later one that describes the
-// same quota fills its gaps, and when all is set the others are kept,
-// merged in the same way.
+// first that states a quota is the primary, and a later one that describes
+// the same quota fills its gaps. For ParseQuotas (all), the others are kept,
+// merged in the same way, and so are the secondary quotas a dialect states
+// beside its request quota (extras: tokens, other policies, other windows).
 type choice struct {
-	primary *Quota
+	primary *Quota // the caller's result
 	found   bool
 	all     bool
-	others  *[]Quota
+	others  *[]Quota // at most one per dialect reading
+	extras  *[]Quota // at most maxQuotas
 }
 
+// add offers q, a dialect's request quota.
 func (c *choice) add(q *Quota) {
 	switch {
 	case !q.statesQuota():
@@ -89,14 +92,14 @@ func (c *choice) add(q *Quota) {
 				return
 			}
 		}
-		*c.others = append(others, *q) // at most numDialects
+		*c.others = append(others, *q)
 	}
 }
 
-// addExtra appends q to *extras, up to maxQuotas.
-func addExtra(extras *[]Quota, q Quota) {
-	if len(*extras) < maxQuotas {
-		*extras = append(*extras, q)
+// extra keeps q, a secondary quota, when collecting all.
+func (c *choice) extra(q Quota) {
+	if c.all && len(*c.extras) < maxQuotas {
+		*c.extras = append(*c.extras, q)
 	}
 }
 
@@ -147,7 +150,7 @@ func fillFrom(q, b *Quota) {
 
 // sanitize enforces the invariants Quota documents, whatever the dialects
 // produced.
-func (p *parser) sanitize(q *Quota) {
+func sanitize(q *Quota, now time.Time) {
 	if !(q.Limit >= 0) || math.IsInf(q.Limit, 0) {
 		q.Limit = notStated
 	}
@@ -157,8 +160,8 @@ func (p *parser) sanitize(q *Quota) {
 	if q.Limit >= 0 && q.Remaining > q.Limit {
 		q.Remaining = q.Limit
 	}
-	if !q.Reset.IsZero() && q.Reset.Before(p.now) {
-		q.Reset = p.now
+	if !q.Reset.IsZero() && q.Reset.Before(now) {
+		q.Reset = now
 	}
 	q.RetryAfter = max(q.RetryAfter, 0)
 	q.Window = max(q.Window, 0)

@@ -3,11 +3,11 @@ package sfv
 import "strings"
 
 // A scanner reads the text of one field line, from s[i], keeping the
-// parameters named in keys.
+// parameters keep names.
 type scanner struct {
 	s    string
 	i    int
-	keys []string
+	keep Keep
 }
 
 func (s *scanner) skipSP() {
@@ -108,38 +108,41 @@ func (s *scanner) bare() (Bare, bool) {
 }
 
 // number parses an Integer (at most 15 digits) or a Decimal (at most 12
-// integer and 1 to 3 fractional digits), §4.2.4.
+// integer and 1 to 3 fractional digits), §4.2.4. It works on a copy of the
+// scanner's text and position, which the compiler keeps in registers
+// (BenchmarkList).
 func (s *scanner) number() (Bare, bool) {
-	neg := s.s[s.i] == '-'
+	str, i := s.s, s.i
+	neg := i < len(str) && str[i] == '-'
 	if neg {
-		s.i++
+		i++
 	}
-	start, end := s.i, min(len(s.s), s.i+16)
+	start, end := i, min(len(str), i+16)
 	var n int64
-	for ; s.i < end; s.i++ {
-		d := s.s[s.i] - '0'
+	for ; i < end; i++ {
+		d := str[i] - '0'
 		if d > 9 {
 			break
 		}
 		n = n*10 + int64(d)
 	}
-	digits := s.i - start
+	digits := i - start
 	if digits == 0 || digits > 15 {
 		return Bare{}, false
 	}
 	b := Bare{Kind: Integer, Num: float64(n)}
-	if s.i < len(s.s) && s.s[s.i] == '.' {
+	if i < len(str) && str[i] == '.' {
 		if digits > 12 {
 			return Bare{}, false
 		}
-		s.i++
+		i++
 		var frac int64
 		scale := 1
-		for ; s.i < len(s.s) && isDigit(s.s[s.i]); s.i++ {
+		for ; i < len(str) && isDigit(str[i]); i++ {
 			if scale == 1000 {
 				return Bare{}, false
 			}
-			frac = frac*10 + int64(s.s[s.i]-'0')
+			frac = frac*10 + int64(str[i]-'0')
 			scale *= 10
 		}
 		if scale == 1 {
@@ -150,6 +153,7 @@ func (s *scanner) number() (Bare, bool) {
 	if neg {
 		b.Num = -b.Num
 	}
+	s.i = i
 	return b, true
 }
 

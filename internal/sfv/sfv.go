@@ -41,36 +41,52 @@ type Bare struct {
 	Str     string
 }
 
-// Text returns the text of a String, unescaped, or of a Token. It allocates
-// only for a String that holds escapes.
+// Text returns the text of a String, unescaped, or of a Token. It
+// allocates only for a String that holds escapes.
 func (b Bare) Text() (string, bool) {
 	switch {
 	case b.Kind == Token || b.Kind == String && !b.Escaped:
 		return b.Str, true
 	case b.Kind == String:
-		var sb strings.Builder
-		for i := 0; i < len(b.Str); i++ {
-			if b.Str[i] == '\\' {
-				i++ // the parser checked that an escape is followed by '"' or '\\'
-			}
-			sb.WriteByte(b.Str[i])
-		}
-		return sb.String(), true
+		return unescape(b.Str), true
 	}
 	return "", false
 }
 
-// MaxKeys is how many Parameters an Item keeps.
-const MaxKeys = 4
+// unescape returns the text of a String whose escapes the parser checked:
+// each backslash is followed by '"' or '\\'.
+func unescape(s string) string {
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' {
+			i++
+		}
+		sb.WriteByte(s[i])
+	}
+	return sb.String()
+}
 
-// An Item is an Item or an Inner List (§3.1.1). Params[i] is the value of
-// the parameter named by the parser's keys[i] (see [List]): the last one
-// when the key is repeated (§4.2.3.2), the zero Bare (Kind None) when the
-// Item has none. Other parameters are validated and dropped.
+// MaxParams is how many Parameters an Item keeps.
+const MaxParams = 3
+
+// An Item is an Item or an Inner List (§3.1.1) and the Parameters its
+// parser was told to keep: Params[i] holds the value of the parameter the
+// parser's keep function (see [List]) puts at i, the last one when the key
+// is repeated (§4.2.3.2), the zero Bare (Kind None) when the Item has
+// none.
 type Item struct {
 	Bare   Bare
-	Params [MaxKeys]Bare
+	Params [MaxParams]Bare
 }
+
+// A Keep function names the parameters to keep: it returns where in
+// Item.Params to keep the parameter called key, or -1 to drop it. A
+// function with a switch on constant keys is quicker than any lookup in a
+// list of keys (BenchmarkParseHeadersIETFStructured in the parent package).
+type Keep func(key string) int
+
+// KeepNone keeps no parameter.
+func KeepNone(string) int { return -1 }
 
 // A Member is a member of a Dictionary (§3.2).
 type Member struct {
@@ -81,13 +97,12 @@ type Member struct {
 // List parses the field lines of a List field as one List (§4.2: lines are
 // combined with commas), appending to out its members while out is shorter
 // than max; later members are validated but not kept. Each Item keeps the
-// parameters named in keys, at most MaxKeys of them. List reports false,
-// and the field is to be ignored as a whole, if any line fails to parse.
-func List(lines []string, keys []string, out []Item, max int) ([]Item, bool) {
-	keys = keys[:min(len(keys), MaxKeys)]
+// parameters keep names. List reports false, and the field is to be
+// ignored as a whole, if any line fails to parse.
+func List(lines []string, keep Keep, out []Item, max int) ([]Item, bool) {
 	var skipped Item // a member past max, validated and dropped
 	for _, line := range lines {
-		s := scanner{s: trimOWS(line), keys: keys}
+		s := scanner{s: trimOWS(line), keep: keep}
 		for s.i < len(s.s) {
 			it := &skipped
 			if len(out) < max {
@@ -112,10 +127,9 @@ func List(lines []string, keys []string, out []Item, max int) ([]Item, bool) {
 
 // Dict is List for a Dictionary (§4.2.2). A repeated key keeps its place
 // and takes the last value.
-func Dict(lines []string, keys []string, out []Member, max int) ([]Member, bool) {
-	keys = keys[:min(len(keys), MaxKeys)]
+func Dict(lines []string, keep Keep, out []Member, max int) ([]Member, bool) {
 	for _, line := range lines {
-		s := scanner{s: trimOWS(line), keys: keys}
+		s := scanner{s: trimOWS(line), keep: keep}
 		for s.i < len(s.s) {
 			k, ok := s.key()
 			if !ok {
@@ -129,7 +143,7 @@ func Dict(lines []string, keys []string, out []Member, max int) ([]Member, bool)
 				}
 			} else {
 				it.Bare = Bare{Kind: Boolean, Num: 1}
-				if !s.params(&it.Params, s.keys) {
+				if !s.params(&it.Params, s.keep) {
 					return out, false
 				}
 			}
@@ -153,7 +167,7 @@ func Dict(lines []string, keys []string, out []Member, max int) ([]Member, bool)
 // which must be zero.
 func (s *scanner) itemOrInnerList(it *Item) bool {
 	if s.i == len(s.s) || s.s[s.i] != '(' {
-		return s.item(it, s.keys)
+		return s.item(it, s.keep)
 	}
 	s.i++
 	for {
@@ -164,10 +178,10 @@ func (s *scanner) itemOrInnerList(it *Item) bool {
 		if s.s[s.i] == ')' {
 			s.i++
 			it.Bare = Bare{Kind: InnerList}
-			return s.params(&it.Params, s.keys)
+			return s.params(&it.Params, s.keep)
 		}
 		var inner Item // validated, not kept
-		if !s.item(&inner, nil) {
+		if !s.item(&inner, KeepNone) {
 			return false
 		}
 		if s.i == len(s.s) || s.s[s.i] != ' ' && s.s[s.i] != ')' {
@@ -177,18 +191,17 @@ func (s *scanner) itemOrInnerList(it *Item) bool {
 }
 
 // item parses an Item (§4.2.3) into *it, which must be zero, keeping the
-// parameters named in keys.
-func (s *scanner) item(it *Item, keys []string) bool {
+// parameters keep names.
+func (s *scanner) item(it *Item, keep Keep) bool {
 	var ok bool
 	if it.Bare, ok = s.bare(); !ok {
 		return false
 	}
-	return s.params(&it.Params, keys)
+	return s.params(&it.Params, keep)
 }
 
-// params parses Parameters (§4.2.3.2), keeping in ps[i] the value of
-// keys[i].
-func (s *scanner) params(ps *[MaxKeys]Bare, keys []string) bool {
+// params parses Parameters (§4.2.3.2) into ps, as keep says.
+func (s *scanner) params(ps *[MaxParams]Bare, keep Keep) bool {
 	for s.i < len(s.s) && s.s[s.i] == ';' {
 		s.i++
 		s.skipSP()
@@ -203,13 +216,8 @@ func (s *scanner) params(ps *[MaxKeys]Bare, keys []string) bool {
 				return false
 			}
 		}
-		for i, key := range keys {
-			// The first byte turns most keys away before the string
-			// comparison, which is a call (BenchmarkParseHeadersIETFStructured).
-			if len(k) == len(key) && k[0] == key[0] && k == key {
-				ps[i] = b
-				break
-			}
+		if i := keep(k); uint(i) < uint(len(ps)) {
+			ps[i] = b
 		}
 	}
 	return true

@@ -35,6 +35,8 @@ var parseTests = []parseTest{
 	{`:abc`, -1, false},
 	{`@1659578233, %"f%c3%bc"`, 2, false},
 	{`@1.5`, -1, false},
+	{`@`, -1, false}, // read past the end once (FuzzParse)
+	{`a;x=@`, -1, false},
 	{`%"%C3"`, -1, false},
 	{`%"a`, -1, false},
 	{`"a\"b\\c"`, 1, false},
@@ -68,11 +70,11 @@ func TestParse(t *testing.T) {
 		var ok bool
 		if tt.dict {
 			var got []Member
-			got, ok = Dict([]string{tt.in}, nil, got, 32)
+			got, ok = Dict([]string{tt.in}, KeepNone, got, 32)
 			n = len(got)
 		} else {
 			var got []Item
-			got, ok = List([]string{tt.in}, nil, got, 32)
+			got, ok = List([]string{tt.in}, KeepNone, got, 32)
 			n = len(got)
 		}
 		if tt.n < 0 {
@@ -85,7 +87,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestBareValues(t *testing.T) {
-	items, ok := List([]string{`42, -1.5, "a\"b", tok/en, ?1, @-5, :AQ==:, %"x", (1 2)`}, nil, nil, 32)
+	items, ok := List([]string{`42, -1.5, "a\"b", tok/en, ?1, @-5, :AQ==:, %"x", (1 2)`}, KeepNone, nil, 32)
 	require.True(t, ok)
 	want := []Bare{
 		{Kind: Integer, Num: 42}, {Kind: Decimal, Num: -1.5}, {Kind: String, Str: `a\"b`, Escaped: true},
@@ -112,19 +114,31 @@ func TestBareValues(t *testing.T) {
 	}
 }
 
-// TestParams: Params[i] holds the last value of keys[i], other parameters
-// and those of an inner list's members are dropped, and a Dictionary's
-// repeated key keeps its place with the last value.
+// keepXYW keeps x, y and w at 0, 1 and 2.
+func keepXYW(key string) int {
+	switch key {
+	case "x":
+		return 0
+	case "y":
+		return 1
+	case "w":
+		return 2
+	}
+	return -1
+}
+
+// TestParams: Params[i] holds the last value of the parameter keep puts at
+// i, other parameters and those of an inner list's members are dropped, and
+// a Dictionary's repeated key keeps its place with the last value.
 func TestParams(t *testing.T) {
-	keys := []string{"x", "y", "w", "absent"}
-	items, ok := List([]string{`a;x=1;y=2;z=7;x=3, (b;x=9 c);w=4, d;y`}, keys, nil, 32)
+	items, ok := List([]string{`a;x=1;y=2;z=7;x=3, (b;x=9 c);w=4, d;y`}, keepXYW, nil, 32)
 	require.True(t, ok)
 	require.Len(t, items, 3)
-	assert.Equal(t, [MaxKeys]Bare{{Kind: Integer, Num: 3}, {Kind: Integer, Num: 2}}, items[0].Params)
-	assert.Equal(t, [MaxKeys]Bare{2: {Kind: Integer, Num: 4}}, items[1].Params)
-	assert.Equal(t, [MaxKeys]Bare{1: {Kind: Boolean, Num: 1}}, items[2].Params)
+	assert.Equal(t, [MaxParams]Bare{{Kind: Integer, Num: 3}, {Kind: Integer, Num: 2}}, items[0].Params)
+	assert.Equal(t, [MaxParams]Bare{2: {Kind: Integer, Num: 4}}, items[1].Params)
+	assert.Equal(t, [MaxParams]Bare{1: {Kind: Boolean, Num: 1}}, items[2].Params)
 
-	d, ok := Dict([]string{`a=1;p=1, b, a=2;p=2`}, []string{"p"}, nil, 32)
+	d, ok := Dict([]string{`a=1;x=1, b, a=2;x=2`}, keepXYW, nil, 32)
 	require.True(t, ok)
 	require.Len(t, d, 2)
 	assert.Equal(t, "a", d[0].Key)
@@ -132,26 +146,25 @@ func TestParams(t *testing.T) {
 	assert.Equal(t, Bare{Kind: Integer, Num: 2}, d[0].Item.Params[0])
 	assert.Equal(t, Bare{Kind: Boolean, Num: 1}, d[1].Item.Bare)
 
-	items, ok = List([]string{`a;k1=1;k2=2;k3=3;k4=4;k5=5`}, []string{"k5", "k4", "k3", "k2", "k1"}, nil, 32)
+	items, ok = List([]string{`a;k=1`}, func(string) int { return MaxParams }, nil, 32)
 	require.True(t, ok)
-	assert.Equal(t, float64(5), items[0].Params[0].Num, "keys past MaxKeys are dropped")
-	assert.Equal(t, float64(2), items[0].Params[MaxKeys-1].Num)
+	assert.Equal(t, [MaxParams]Bare{}, items[0].Params, "an index past MaxParams drops the parameter")
 }
 
 // TestLines: field lines are one List, a bad line fails the field, and
 // members past max are validated but not kept.
 func TestLines(t *testing.T) {
-	items, ok := List([]string{" a, b ", "", "c"}, nil, nil, 32)
+	items, ok := List([]string{" a, b ", "", "c"}, KeepNone, nil, 32)
 	assert.True(t, ok)
 	assert.Len(t, items, 3)
-	_, ok = List([]string{"a", "b,"}, nil, nil, 32)
+	_, ok = List([]string{"a", "b,"}, KeepNone, nil, 32)
 	assert.False(t, ok)
-	items, ok = List([]string{strings.Repeat("a, ", 99) + "a"}, nil, nil, 5)
+	items, ok = List([]string{strings.Repeat("a, ", 99) + "a"}, KeepNone, nil, 5)
 	assert.True(t, ok)
 	assert.Len(t, items, 5)
-	_, ok = List([]string{strings.Repeat("a, ", 99) + "\"a"}, nil, nil, 5)
+	_, ok = List([]string{strings.Repeat("a, ", 99) + "\"a"}, KeepNone, nil, 5)
 	assert.False(t, ok, "a bad member past max fails the field")
-	d, ok := Dict([]string{"a=1, b=2", "c=3, a=4"}, nil, nil, 2)
+	d, ok := Dict([]string{"a=1, b=2", "c=3, a=4"}, KeepNone, nil, 2)
 	assert.True(t, ok)
 	assert.Len(t, d, 2, "c dropped past max")
 	assert.Equal(t, float64(4), d[0].Item.Bare.Num, "a repeated key updated past max")
@@ -160,8 +173,7 @@ func TestLines(t *testing.T) {
 func TestAllocs(t *testing.T) {
 	lines := []string{`"burst";q=100;w=60, "daily";q=1000;w=86400`}
 	var buf [4]Item
-	keys := []string{"q", "w"}
-	allocs := testing.AllocsPerRun(100, func() { List(lines, keys, buf[:0], 32) })
+	allocs := testing.AllocsPerRun(100, func() { List(lines, keepXYW, buf[:0], 32) })
 	assert.Zero(t, allocs, "List allocates")
 }
 
@@ -173,7 +185,7 @@ func FuzzParse(f *testing.F) {
 	for _, tt := range parseTests {
 		f.Add(tt.in, tt.dict)
 	}
-	keys := []string{"q", "w", "r", "t"}
+	keys := keepXYW
 	f.Fuzz(func(t *testing.T, in string, dict bool) {
 		if dict {
 			d, ok := Dict([]string{in}, keys, nil, 4)
@@ -194,12 +206,12 @@ func FuzzParse(f *testing.F) {
 		if !ok {
 			return
 		}
-		more, ok := List([]string{in, `x;q=1`}, keys, nil, 64)
+		more, ok := List([]string{in, `x;x=1`}, keys, nil, 64)
 		if !ok || len(items) < 64 && len(more) != len(items)+1 {
-			t.Fatalf("List(%q, x;q=1) = %d members, %v; want %d, true", in, len(more), ok, len(items)+1)
+			t.Fatalf("List(%q, x;x=1) = %d members, %v; want %d, true", in, len(more), ok, len(items)+1)
 		}
 		if last := more[len(more)-1]; len(items) < 64 && last.Params[0] != (Bare{Kind: Integer, Num: 1}) {
-			t.Fatalf("List(%q, x;q=1): the appended member has q=%+v", in, last.Params[0])
+			t.Fatalf("List(%q, x;x=1): the appended member has x=%+v", in, last.Params[0])
 		}
 		for _, it := range items {
 			for _, b := range append([]Bare{it.Bare}, it.Params[:]...) {
