@@ -72,8 +72,9 @@ const (
 // 6m0s or 7.66s (OpenAI), optionally led by whole days. Absolute resets are
 // anchored to the Date header when it is present, within a day of now and
 // more than two seconds from it (a server clock that is off); a
-// reset up to two minutes in the past means now, one further in the past is
-// not stated. A reset or Retry-After more than ten years away, in whatever
+// reset up to two seconds in the past is kept as it is (servers truncate
+// resets to the second), one up to two minutes in the past means now, one
+// further in the past is not stated. A reset or Retry-After more than ten years away, in whatever
 // form, is not stated.
 //
 // When a header is repeated (several field lines, or comma-joined values)

@@ -136,6 +136,18 @@ type model struct {
 	stated   bool    // winLen was stated (IETF w, a policy), not inferred
 	kind     int
 	fullAt   bool // resets say when the server's bucket is full again
+	// bucket: Remaining is a token count that refills continuously (GCRA,
+	// token buckets): resets that say when it is full, or a reset that
+	// moves on with the clock instead of marking a window's end.
+	bucket bool
+	// avail is the rate a bucket-like server's tokens come back at for this
+	// client: its refill less what other clients take, measured from
+	// answers a second or more apart (tokens/s; 0: not measured yet).
+	avail    float64
+	availRef answer
+	// winE0, winT0: the reset and arrival of the current window's first
+	// answer, to tell a reset that marks an end from one that moves on.
+	winE0, winT0 float64
 	share    float64
 	ownAcc   float64 // own spending over causal pairs, decayed per window
 	spentAcc float64 // the server's spending over the same pairs
@@ -252,8 +264,22 @@ func (m *model) setRate(r float64) {
 	}
 }
 
-// steady is the server's limit per second, 0 when not known.
+// ownShare is the share of the server's quota this client takes: 1 once
+// the rate measured for a bucket-like server has the others' takings off it.
+func (m *model) ownShare() float64 {
+	if m.bucket && m.avail > 0 {
+		return 1
+	}
+	return m.share
+}
+
+// steady is the server's limit per second as this client may use it, 0
+// when not known: for a bucket-like server the rate its tokens come back
+// at once measured, else the limit over the window.
 func (m *model) steady() float64 {
+	if m.bucket && m.avail > 0 {
+		return m.avail
+	}
 	if m.srvLimit <= 0 || m.winLen <= 0 {
 		return 0
 	}
@@ -320,7 +346,12 @@ func (m *model) remaining(o observation) {
 		case newer && o.arrived < prev.reset-sl:
 			// A new reset before the old one could have passed: the reset
 			// is when the server's bucket is full again (GCRA).
-			m.kind, m.fullAt = kindRefill, true
+			m.kind, m.fullAt, m.bucket = kindRefill, true, true
+		case sameWin && e-m.winE0 > 3*sl/2 && o.arrived-m.winT0 > 3*sl/2:
+			// One window by every pair of answers, and yet its reset has
+			// moved on with the clock: a delay until the bucket refills
+			// (tollbooth's "1", GCRA at its equilibrium), not an end.
+			m.kind, m.bucket = kindRefill, true
 		case newer && m.srvLimit > 0:
 			m.crossed(r+own >= m.srvLimit-1, m.winLen > 0 && o.sent-prev.reset < m.winLen/2)
 		}
@@ -338,9 +369,12 @@ func (m *model) remaining(o observation) {
 			}
 		}
 	}
+	if m.bucket && causal {
+		m.measureAvail(o, r)
+	}
 	switch {
 	case !hasRef, newer:
-		m.winLeast = r
+		m.winLeast, m.winE0, m.winT0 = r, e, o.arrived
 	case sameWin:
 		m.winLeast = min(m.winLeast, r)
 	}
@@ -351,16 +385,16 @@ func (m *model) remaining(o observation) {
 		m.late = true // probed at the reset, and the window had not ended
 	}
 	allowed := o.seq + r
-	if m.share < 1 {
+	if sh := m.ownShare(); sh < 1 {
 		// This client's share of what is left, rounded at random so that
 		// clients that each hold less than one still spend it between them
 		// (in expectation, exactly what is left).
-		allowed = o.seq + math.Floor(m.share*r+m.uniform())
+		allowed = o.seq + math.Floor(sh*r+m.uniform())
 	}
 	grow := 0.0
 	end := math.Inf(1)
 	if m.kind == kindRefill {
-		grow = safety * m.steady() * m.share / float64(time.Second)
+		grow = safety * m.steady() * m.ownShare() / float64(time.Second)
 	} else if e != 0 {
 		// The window ends in [e − slack, e + slack]: real servers truncate
 		// (end after e) more often than they round up (end before e). Probe
@@ -390,6 +424,30 @@ func (m *model) remaining(o observation) {
 		}
 	}
 	m.spread(o, e, sl)
+}
+
+// measureAvail measures the rate a bucket-like server's tokens come back
+// at for this client: what it was told it has, plus what it took, over a
+// second or more. Other clients' takings come off it, so that clients that
+// share the server's bucket settle on their shares of it. Stretches in
+// which the server's bucket was full (it refills no further) say nothing.
+func (m *model) measureAvail(o observation, r float64) {
+	ref := m.availRef
+	if ref.arrived <= 0 || r >= m.srvLimit-1 || ref.remaining >= m.srvLimit-1 {
+		m.availRef = answer{seq: o.seq, arrived: o.arrived, remaining: r}
+		return
+	}
+	dt := (o.arrived - ref.arrived) / float64(time.Second)
+	if dt < 1 {
+		return
+	}
+	sample := max(r-ref.remaining+o.seq-ref.seq, 0) / dt
+	if m.avail == 0 {
+		m.avail = sample
+	} else {
+		m.avail += (sample - m.avail) / 2
+	}
+	m.availRef = answer{seq: o.seq, arrived: o.arrived, remaining: r}
 }
 
 // crossed classifies the server at the first causal answer of a new window,
@@ -461,7 +519,7 @@ func (m *model) spread(o observation, e, sl float64) {
 	m.plan.burst = 0
 	switch {
 	case m.kind == kindRefill || e == 0:
-		r = max(r, safety*steady*m.share)
+		r = max(r, safety*steady*m.ownShare())
 		m.plan.burst = smallBurst
 	case m.kind == kindUnknown && steady > 0:
 		// Until the server is shown to be a fixed window, its steady rate

@@ -29,7 +29,7 @@ import (
 type Quota struct {
 	Limit      float64       // quota units per window; -1 when the response did not say
 	Remaining  float64       // quota units left in this window; -1 when the response did not say; never above Limit
-	Reset      time.Time     // when the window resets; zero when the response did not say
+	Reset      time.Time     // when the window resets; zero when the response did not say; up to 2 s in the past when the server truncated it
 	RetryAfter time.Duration // wait before the next request; zero when the response did not say
 	Window     time.Duration // the policy's window length; zero when the response did not say
 
@@ -160,7 +160,7 @@ func sanitize(q *Quota, now time.Time) {
 	if q.Limit >= 0 && q.Remaining > q.Limit {
 		q.Remaining = q.Limit
 	}
-	if !q.Reset.IsZero() && q.Reset.Before(now) {
+	if !q.Reset.IsZero() && q.Reset.Before(now.Add(-truncated)) {
 		q.Reset = now
 	}
 	q.RetryAfter = max(q.RetryAfter, 0)

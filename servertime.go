@@ -27,6 +27,10 @@ const (
 	// sends minute-precision resets, and a response may sit briefly in a
 	// proxy. An earlier reset describes a window long gone and is ignored.
 	pastTolerance = 2 * time.Minute
+	// truncated is how far in the past an absolute reset is kept as it
+	// is: a whole-second reset that a server truncated (the window really
+	// ends within the second after it) says more than "now" does.
+	truncated = 2 * time.Second
 	// dateSanity bounds the skew we accept between the response's Date and
 	// the client's clock; a Date further off is garbage (or a response
 	// replayed from a cache) and absolute resets fall back to the client's
@@ -124,7 +128,7 @@ func (p *parser) absoluteUnix(sec, nsec int64) (time.Time, bool) {
 	if !ok || d > maxAhead {
 		return time.Time{}, false
 	}
-	if d < 0 {
+	if d < -truncated {
 		if d < -pastTolerance {
 			return time.Time{}, false
 		}
