@@ -148,9 +148,9 @@ type model struct {
 	// winE0, winT0: the reset and arrival of the current window's first
 	// answer, to tell a reset that marks an end from one that moves on.
 	winE0, winT0 float64
-	share    float64
-	ownAcc   float64 // own spending over causal pairs, decayed per window
-	spentAcc float64 // the server's spending over the same pairs
+	share        float64
+	ownAcc       float64 // own spending over causal pairs, decayed per window
+	spentAcc     float64 // the server's spending over the same pairs
 
 	// ref is the answer the cap was last set from: the reference for causal
 	// comparisons. ref.arrived < 0: none yet.
