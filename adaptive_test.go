@@ -57,6 +57,17 @@ func TestColdStartWithoutHeadersRunsFree(t *testing.T) {
 		ws.wait(t.Context(), b, 0, 1)
 		probe.DoneQuota(http.StatusOK, quota(-1, -1, 0))
 		assert.Equal(t, result{0, 0, nil}, ws.results()[0], "released as soon as the answer says nothing")
+		// One at a time, each after the last one's answer, until the server
+		// has answered discoverAnswers of them without refusing one.
+		f, err := b.Begin(t.Context())
+		require.NoError(t, err)
+		assert.False(t, b.Allow(), "the next waits for this one's answer")
+		f.DoneQuota(http.StatusOK, quota(-1, -1, 0))
+		for range discoverAnswers - 2 {
+			f, err := b.Begin(t.Context())
+			require.NoError(t, err)
+			f.DoneQuota(http.StatusOK, quota(-1, -1, 0))
+		}
 		for range 1000 {
 			require.True(t, b.Allow(), "no quota headers: unthrottled")
 		}
@@ -152,10 +163,13 @@ func TestCooldown(t *testing.T) {
 	}{
 		{"429 Retry-After", 429, Quota{Limit: -1, Remaining: -1, RetryAfter: 5 * time.Second}, 0, 5 * time.Second},
 		{"429 Retry-After beats reset", 429, Quota{Limit: 10, Remaining: 0, RetryAfter: 3 * time.Second}, 8 * time.Second, 3 * time.Second},
-		{"429 reset", 429, Quota{Limit: 10, Remaining: 0}, 8 * time.Second, 8 * time.Second},
+		// A whole-second reset is held to its latest end, a second on:
+		// the server is not known to be a fixed window whose resets are on
+		// time (it may truncate them).
+		{"429 reset", 429, Quota{Limit: 10, Remaining: 0}, 8 * time.Second, 9 * time.Second},
 		{"503 Retry-After", 503, Quota{Limit: -1, Remaining: -1, RetryAfter: 2 * time.Second}, 0, 2 * time.Second},
 		{"503 alone", 503, Quota{Limit: -1, Remaining: -1}, 0, 0},
-		{"GitHub 403 remaining 0", 403, Quota{Limit: 60, Remaining: 0}, 30 * time.Second, 30 * time.Second},
+		{"GitHub 403 remaining 0", 403, Quota{Limit: 60, Remaining: 0}, 30 * time.Second, 31 * time.Second},
 		{"GitHub 403 secondary", 403, Quota{Limit: 60, Remaining: 50, RetryAfter: 60 * time.Second}, 0, 60 * time.Second},
 		{"403 forbidden", 403, Quota{Limit: -1, Remaining: -1}, 0, 0},
 		{"hostile Retry-After capped", 429, Quota{Limit: -1, Remaining: -1, RetryAfter: 999999999 * time.Second}, 0, DefaultMaxCooldown},

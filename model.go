@@ -55,6 +55,9 @@ const (
 	// smallBurst is the burst while pacing at a server's steady rate: the
 	// pace, not the bucket's capacity, is what such a server refills.
 	smallBurst = 2
+	// discoverAnswers is how many answers a server that states nothing
+	// gives, one request at a time, before requests go out together.
+	discoverAnswers = 64
 	// minShare bounds the share estimate from below: however many clients
 	// share a quota, this one keeps a trickle (and so keeps learning).
 	minShare = 1.0 / 32
@@ -63,7 +66,7 @@ const (
 	// curve, flat at the rate that drew the 429 after cubicRequests
 	// requests' worth of time, and probing beyond it after that.
 	decrease      = 0.7
-	cubicRequests = 150
+	cubicRequests = 30
 	// slowStartRate is where probing starts when a server that sends no
 	// quota refuses before anything was measured; the rate then doubles
 	// every slowStartDoubling until the next 429.
@@ -111,6 +114,9 @@ type plan struct {
 	// hold: nothing goes out before it. After a hold, and after a cap's end,
 	// one request goes alone and the rest wait for its answer.
 	hold float64
+	// alone: requests go one at a time, each after the last one's answer
+	// (finding out how much a server that states nothing takes at once).
+	alone bool
 }
 
 // Server kinds, as far as the answers have shown.
@@ -159,13 +165,15 @@ type model struct {
 
 	// No quota headers: the rate is found by probing.
 	aimd      bool    // probing: the server sends no quota
+	discover  int     // no quota stated, no 429 yet: answers while requests go one at a time
 	rate      float64 // the rate the model set last, tokens/s (+Inf: none)
 	rmax      float64 // the rate that drew the last 429, tokens per second
 	slowStart bool    // rmax was never measured: double instead of curving
 	backoffs  int     // cooldowns in a row that the server gave no end for
 	cutOpen   bool    // cut since the last success: another 429 backs off but does not cut
 	cut       float64 // when the rate was last cut or set free; a 429 for a request sent before it is of the same episode
-	served    float64 // admissions when cut was set
+	ok        float64 // answers that were not refusals
+	okAtCut   float64 // ok when cut was set
 	holdEnd   float64 // the end of the last hold the model planned
 	late      bool    // a probe at a stated reset found the old window: windows end after their resets
 	winLeast  float64 // the least Remaining the current window has reported
@@ -209,7 +217,7 @@ func (m *model) observe(o observation) plan {
 	q := o.q
 	quota := q.Remaining >= 0 || q.Limit >= 0
 	if !m.answered && !quota {
-		m.free(o.sent, o.seq) // no quota stated: unlimited until a 429
+		m.free(o.sent) // no quota stated: unlimited until a 429
 	}
 	m.answered = true
 	m.answers++
@@ -234,6 +242,16 @@ func (m *model) observe(o observation) plan {
 		m.aimd = false
 		m.setRate(safety * m.steady() * m.share)
 	}
+	if o.status < 400 {
+		m.ok++
+	}
+	if m.plan.alone {
+		// A server that states nothing: requests go one at a time until it
+		// refuses one (its burst is then known, and one request too many
+		// was sent, not a flight of them) or has taken enough for a rate.
+		m.discover++
+		m.plan.alone = m.discover < discoverAnswers && !limited(o.status, q) && q.Remaining < 0
+	}
 	if limited(o.status, q) {
 		m.cooldown(o)
 	} else if o.status < 400 && m.aimd {
@@ -245,14 +263,16 @@ func (m *model) observe(o observation) plan {
 	return m.plan
 }
 
-// free starts a server that sends no quota: unlimited until a 429, counting
-// admissions from the request sent at sent, whose number is seq.
-func (m *model) free(sent, seq float64) {
+// free starts a server that sends no quota: one request at a time at first,
+// then unlimited until a 429; what it serves is measured from the request
+// sent at sent.
+func (m *model) free(sent float64) {
 	if m.ceiling != 0 {
 		return // told the rate: it stays
 	}
 	m.setRate(math.Inf(1))
-	m.cut, m.served = sent, seq-1
+	m.cut, m.okAtCut = sent, m.ok
+	m.plan.alone = true
 }
 
 // setRate plans the rate r, at least a token per MaxCooldown: pacing is a
@@ -413,7 +433,7 @@ func (m *model) remaining(o observation) {
 	}
 	switch {
 	case !hasRef || causal || newer || p.capEnd == 0 || o.arrived >= p.capEnd:
-		*p = plan{rate: p.rate, burst: p.burst, capBase: allowed, capAt: o.arrived, capGrow: grow, capEnd: end, capRef: o.seq, capBehind: o.behind}
+		*p = plan{rate: p.rate, burst: p.burst, alone: p.alone, capBase: allowed, capAt: o.arrived, capGrow: grow, capEnd: end, capRef: o.seq, capBehind: o.behind}
 		m.ref = answer{o.seq, o.sent, o.arrived, r, e, o.admitted}
 	case older:
 		return // an answer from an older window says nothing of this one
@@ -546,15 +566,20 @@ func (m *model) cooldown(o observation) {
 		m.cutRate(o)
 	}
 	if episode {
-		m.cut, m.served = o.arrived, o.admitted
+		m.cut, m.okAtCut = o.arrived, m.ok
 	}
 	var until float64
 	switch {
 	case q.RetryAfter > 0:
 		until = o.arrived + float64(q.RetryAfter) // it takes precedence
 		m.backoffs = 0
-	case o.reset > o.arrived:
-		until = o.reset // its early end for a truncating server; the probe after it tells
+	case o.reset > o.arrived-slack(o):
+		// The reset, at its latest until the server is known to be a fixed
+		// window whose resets are on time: a probe early is refused again.
+		until = o.reset
+		if m.late || m.kind != kindFixed {
+			until += slack(o)
+		}
 		m.backoffs = 0
 	case !episode:
 		return
@@ -579,28 +604,29 @@ func (m *model) cooldown(o observation) {
 // cutRate cuts the rate after a 429 from a server that sends no quota.
 func (m *model) cutRate(o observation) {
 	elapsed := max(o.arrived-m.cut, 0) / float64(time.Second)
-	sent := o.admitted - m.served
+	served := m.ok - m.okAtCut // answers since the last cut that were not refusals
 	var r float64
 	switch {
 	case math.IsInf(m.rate, 1) || m.rate == 0:
-		// From unthrottled, the answers to the first burst arrive
-		// together: count what was sent, over at least a second. The
-		// server's burst inflates it; the cubic probing corrects it.
-		r = 1.25 * sent / max(elapsed, 1)
+		// From unthrottled: what the server served, over at least a
+		// second. Its burst inflates the figure; probing corrects it.
+		r = 1.25 * served / max(elapsed, 1)
+	case elapsed >= 1:
+		// What the server served since the last cut, over that time: a
+		// little over it, at most the rate in force, and at least 30% of
+		// it (one episode cannot collapse the rate).
+		r = min(max(1.25*served/elapsed, 0.3*m.rate), m.rate)
 	default:
-		// What went out since the last cut, over that time: a little over
-		// it, bounded by the rate in force, and one episode cuts at most
-		// 20% more than the decrease.
-		r = 1.25 * sent / max(elapsed, 0.1)
-		r = min(max(r, m.rate*0.8), m.rate)
+		r = m.rate // too short to measure anything
 	}
-	m.slowStart = sent < 4 || r < slowStartRate
+	m.slowStart = served < 4 || r < slowStartRate
 	if m.slowStart {
 		// Nothing measured (a first answer that is a 429): start slow and
 		// double, rather than crawl at a guess.
 		r = slowStartRate / decrease
 	}
 	m.aimd, m.rmax = true, r
+	m.plan.burst = smallBurst // the pace, not bursts, finds the rate
 	m.setRate(r * decrease)
 }
 

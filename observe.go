@@ -196,6 +196,9 @@ func (b *Bucket) apply(now float64, p plan) {
 	if p.hold > now {
 		b.holdUntil(now, p.hold)
 	}
+	if p.alone {
+		b.learning, b.probing = true, 0
+	}
 }
 
 // capLeft is how many more the cap admits at now: up to its highest
