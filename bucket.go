@@ -2,7 +2,6 @@ package throttle
 
 import (
 	"cmp"
-	"errors"
 	"log/slog"
 	"math"
 	"sync"
@@ -11,125 +10,6 @@ import (
 
 	"golang.org/x/time/rate"
 )
-
-// Defaults applied by [NewBucket] to the zero fields of a [Config].
-const (
-	// DefaultMaxQueue is the number of waiters a bucket queues when
-	// Config.MaxQueue is zero.
-	DefaultMaxQueue = 1000
-	// DefaultMaxWait is the longest a caller waits when Config.MaxWait is zero.
-	DefaultMaxWait = time.Minute
-	// DefaultMaxCooldown caps server-requested waits when Config.MaxCooldown
-	// is zero.
-	DefaultMaxCooldown = 10 * time.Minute
-)
-
-// Errors returned when a bucket refuses a caller. They are returned wrapped,
-// with the figures that led to the refusal; match them with [errors.Is].
-var (
-	// ErrQueueFull: the wait queue already holds Config.MaxQueue waiters
-	// (or the bucket never queues, MaxQueue < 0) and the tokens are not there.
-	ErrQueueFull = errors.New("throttle: queue full")
-	// ErrWaitTooLong: the predicted wait exceeds Config.MaxWait or the context's
-	// deadline. When the deadline is the reason the error also matches
-	// [context.DeadlineExceeded].
-	ErrWaitTooLong = errors.New("throttle: wait too long")
-	// ErrExceedsBurst: WaitN asked for more tokens than the bucket can ever
-	// hold, so no wait would satisfy it.
-	ErrExceedsBurst = errors.New("throttle: n exceeds burst")
-)
-
-// Config describes a [Bucket]. Every zero field has a useful meaning.
-type Config struct {
-	// Limit is the steady rate in tokens (requests) per second.
-	// Zero means not known: the bucket learns it from the server (see
-	// [Bucket.Observe]); until it has, the bucket lets one request through and
-	// holds the rest for its answer. [rate.Inf] means no local limit: only the
-	// server's cooldowns hold callers back. When set, Limit is a ceiling that
-	// the server's headers may lower but never raise. Negative and NaN values
-	// are invalid; [NewBucket] treats them as zero.
-	Limit rate.Limit
-
-	// Burst is the bucket's capacity: the most tokens it holds, and so the most
-	// requests it admits at once. Zero means one second's worth of the
-	// current rate, rounded up, and at least 1: it follows the rate as the
-	// server's answers lower it or teach it (PaceBurst makes it the server's
-	// limit per window). Negative values are treated as zero.
-	Burst int
-
-	// MaxQueue is how many callers may wait for tokens at once. Zero means
-	// [DefaultMaxQueue]; negative means that callers never wait: WaitN fails
-	// with [ErrQueueFull] whenever the tokens are not there at once.
-	MaxQueue int
-
-	// MaxWait is the longest a caller may wait for tokens. A caller whose
-	// predicted wait is longer is refused at once with [ErrWaitTooLong]. Zero
-	// means [DefaultMaxWait]; negative means no limit beyond the context's.
-	MaxWait time.Duration
-
-	// Pace chooses how a bucket spends a quota that the server reports:
-	// [PaceEven] (the zero value) spreads what is left over the time left,
-	// [PaceBurst] lets callers spend it at once and then holds them until the
-	// window resets.
-	Pace Pace
-
-	// Name identifies the bucket in events, logs and errors. [Transport]
-	// sets it to the bucket's key.
-	Name string
-
-	// OnEvent, if not nil, is called with every [Event]: long waits,
-	// refusals, cooldowns, changes of rate. It is called without the
-	// bucket's lock held, and may call the bucket's methods; it is called
-	// by whichever goroutine next leaves the bucket (a caller, or the
-	// bucket's timer), so it must be safe for concurrent use.
-	OnEvent func(Event)
-
-	// Logger, if not nil, receives the same events as OnEvent. A bucket logs
-	// nothing by default.
-	Logger *slog.Logger
-
-	// SlowWait is the wait beyond which a caller's wait is reported as an
-	// [EventWait]. Zero means one second.
-	SlowWait time.Duration
-
-	// Store, if not nil, keeps the bucket's tokens and cooldown in a store
-	// shared by every process that uses the same store and Name (package
-	// redisstore keeps them in Redis), so that replicas calling one API
-	// with one key stay inside one quota. Each process keeps its own wait
-	// queue and only the queue's head asks the store: one round trip per
-	// admission, Allow included. Corrections and cooldowns learned from a
-	// process's responses are sent to the store, so a 429 seen by one
-	// process holds them all. When the store fails, the process limits
-	// itself to StoreShare of the rate, reports [EventStoreDown], asks the
-	// store again a second later, and reports [EventStoreUp] when it
-	// answers.
-	Store Store
-
-	// StoreShare is the share of the rate and burst a process uses on its
-	// own while its Store is unreachable: 1/N for N processes keeps them
-	// within the quota together. Zero means [DefaultStoreShare]; values
-	// outside (0, 1] are treated as zero.
-	StoreShare float64
-
-	// MaxCooldown caps every wait the server asks for (Retry-After, a reset
-	// far ahead, backoff after repeated 429s), so that a hostile or broken
-	// header never hangs a client. Zero means [DefaultMaxCooldown]; negative
-	// values are treated as zero.
-	MaxCooldown time.Duration
-}
-
-// Validate reports the first invalid field of c, or nil. [NewBucket] accepts
-// any Config (it replaces invalid values as documented on each field); call
-// Validate to reject bad configuration instead.
-func (c Config) Validate() error {
-	switch {
-	case math.IsNaN(float64(c.Limit)) || c.Limit < 0:
-		return errors.New("throttle: Config.Limit must be >= 0 (0: learn it from the server)")
-	case c.Burst < 0:
-		return errors.New("throttle: Config.Burst must be >= 0 (0: one second's worth)")
-	}
-	return nil
-}
 
 // A Bucket admits requests at a steady rate with bursts, the way a token bucket
 // does: it holds up to Burst tokens, refilled at Limit tokens per second, and

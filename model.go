@@ -61,21 +61,6 @@ const (
 	// minShare bounds the share estimate from below: however many clients
 	// share a quota, this one keeps a trickle (and so keeps learning).
 	minShare = 1.0 / 32
-	// decrease is the factor a 429 from a server that sends no quota
-	// headers applies to the rate; the rate then grows back along a cubic
-	// curve, flat at the rate that drew the 429 after cubicRequests
-	// requests' worth of time, and probing beyond it after that.
-	decrease      = 0.7
-	cubicRequests = 30
-	// slowStartRate is where probing starts when a server that sends no
-	// quota refuses before anything was measured; the rate then doubles
-	// every slowStartDoubling until the next 429.
-	slowStartRate     = 1.0
-	slowStartDoubling = float64(500 * time.Millisecond)
-	// backoffBase is the first backoff after a 429 that says nothing of when
-	// to come back, in intervals of the (reduced) rate, at least minBackoff.
-	backoffBase = 2
-	minBackoff  = float64(100 * time.Millisecond)
 )
 
 // An observation is one answer, as the model sees it. Instants are on the
@@ -261,18 +246,6 @@ func (m *model) observe(o observation) plan {
 		m.backoffs, m.cutOpen = 0, false
 	}
 	return m.plan
-}
-
-// free starts a server that sends no quota: one request at a time at first,
-// then unlimited until a 429; what it serves is measured from the request
-// sent at sent.
-func (m *model) free(sent float64) {
-	if m.ceiling != 0 {
-		return // told the rate: it stays
-	}
-	m.setRate(math.Inf(1))
-	m.cut, m.okAtCut = sent, m.ok
-	m.plan.alone = true
 }
 
 // setRate plans the rate r, at least a token per MaxCooldown: pacing is a
@@ -548,99 +521,4 @@ func (m *model) spread(o observation, e, sl float64) {
 		m.plan.burst = smallBurst
 	}
 	m.setRate(r)
-}
-
-// cooldown holds every caller after the server said the client is over its
-// quota.
-func (m *model) cooldown(o observation) {
-	q := o.q
-	quota := q.Remaining >= 0 || q.Limit >= 0
-	// A 429 for a request sent before the last cut is of the same episode:
-	// it may lengthen the hold, but it does not cut or back off again.
-	episode := o.sent >= m.cut
-	if !episode && o.arrived >= m.holdEnd && q.RetryAfter <= 0 {
-		return // an answer sent before the episode's hold, arriving after it
-	}
-	if !quota && episode && !m.cutOpen && m.ceiling != math.Inf(1) {
-		m.cutOpen = true
-		m.cutRate(o)
-	}
-	if episode {
-		m.cut, m.okAtCut = o.arrived, m.ok
-	}
-	var until float64
-	switch {
-	case q.RetryAfter > 0:
-		until = o.arrived + float64(q.RetryAfter) // it takes precedence
-		m.backoffs = 0
-	case o.reset > o.arrived-slack(o):
-		// The reset, at its latest until the server is known to be a fixed
-		// window whose resets are on time: a probe early is refused again.
-		until = o.reset
-		if m.late || m.kind != kindFixed {
-			until += slack(o)
-		}
-		m.backoffs = 0
-	case !episode:
-		return
-	default:
-		// Exponential backoff with jitter, in intervals of the new rate.
-		base := minBackoff
-		if m.rate > 0 && !math.IsInf(m.rate, 1) {
-			base = max(base, backoffBase*float64(time.Second)/m.rate)
-		}
-		until = o.arrived + base*math.Exp2(float64(min(m.backoffs, 30)))*(0.5+m.uniform())
-		m.backoffs++
-	}
-	m.plan.hold = min(until, o.arrived+m.maxCooldown)
-	m.holdEnd = max(m.holdEnd, m.plan.hold)
-	if m.plan.capEnd > m.plan.hold {
-		// The hold's end is when to come back (Retry-After takes
-		// precedence over the reset): a probe then, not the cap.
-		m.plan.capEnd = m.plan.hold
-	}
-}
-
-// cutRate cuts the rate after a 429 from a server that sends no quota.
-func (m *model) cutRate(o observation) {
-	elapsed := max(o.arrived-m.cut, 0) / float64(time.Second)
-	served := m.ok - m.okAtCut // answers since the last cut that were not refusals
-	var r float64
-	switch {
-	case math.IsInf(m.rate, 1) || m.rate == 0:
-		// From unthrottled: what the server served, over at least a
-		// second. Its burst inflates the figure; probing corrects it.
-		r = 1.25 * served / max(elapsed, 1)
-	case elapsed >= 1:
-		// What the server served since the last cut, over that time: a
-		// little over it, at most the rate in force, and at least 30% of
-		// it (one episode cannot collapse the rate).
-		r = min(max(1.25*served/elapsed, 0.3*m.rate), m.rate)
-	default:
-		r = m.rate // too short to measure anything
-	}
-	m.slowStart = served < 4 || r < slowStartRate
-	if m.slowStart {
-		// Nothing measured (a first answer that is a 429): start slow and
-		// double, rather than crawl at a guess.
-		r = slowStartRate / decrease
-	}
-	m.aimd, m.rmax = true, r
-	m.plan.burst = smallBurst // the pace, not bursts, finds the rate
-	m.setRate(r * decrease)
-}
-
-// cubic is the probing rate at now: the cubic curve through decrease×rmax
-// at the last cut, flat at rmax after cubicRequests requests' worth of time,
-// and growing beyond it after that, up to twice rmax (each 429 measures rmax
-// afresh). In slow start, when nothing was measured, the rate doubles
-// instead.
-func (m *model) cubic(now float64) float64 {
-	t := max(now-max(m.cut, m.holdEnd), 0)
-	if m.slowStart {
-		return m.rmax * decrease * math.Exp2(min(t/slowStartDoubling, 40))
-	}
-	k := min(max(cubicRequests/m.rmax, 1), 30) * float64(time.Second)
-	x := (t - k) / k
-	return m.rmax * min(1+(1-decrease)*x*x*x, 2)
 }
