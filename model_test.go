@@ -1,0 +1,162 @@
+package throttle
+
+import (
+	"math"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The server model's own tests: observations in, plan out, no clock. Each
+// case is one failure seen against a real server limiter.
+
+const sec = float64(time.Second)
+
+// ans builds an observation: the request numbered seq, sent at sent and
+// answered at arrived (seconds), told remaining r of limit l, its window
+// ending at reset (seconds; 0: not stated), a whole-second reset. admitted is
+// what the bucket had admitted when the answer arrived.
+func ans(seq, admitted, sent, arrived, l, r, reset float64) observation {
+	o := observation{seq: seq, admitted: admitted, sent: sent * sec, arrived: arrived * sec, status: http.StatusOK,
+		q: Quota{Limit: l, Remaining: r}}
+	if reset != 0 {
+		o.reset, o.coarse = reset*sec, true
+	}
+	return o
+}
+
+func testModel() model { return newModel(float64(10*time.Minute), PaceEven, 0) }
+
+func TestModelRemainingIsACap(t *testing.T) {
+	m := testModel()
+	// Request 5 was told 3 left; requests 6..8 were admitted after it.
+	p := m.observe(ans(5, 8, 1, 1.1, 30, 3, 3))
+	assert.Equal(t, 8.0, p.capSeq(1.1*sec), "nothing numbered beyond 5 + 3 before the window ends")
+	assert.Equal(t, 5.0, p.capRef)
+
+	// An answer to request 4 (sent before 5's answer arrived) says 5 left:
+	// not causal, so it cannot raise the cap.
+	p = m.observe(ans(4, 8, 0.9, 1.2, 30, 5, 3))
+	assert.Equal(t, 8.0, p.capSeq(1.2*sec), "a non-causal answer never raises the cap")
+	// One that says 1 left lowers it.
+	p = m.observe(ans(6, 8, 1.05, 1.25, 30, 1, 3))
+	assert.Equal(t, 7.0, p.capSeq(1.25*sec), "any answer may lower the cap")
+}
+
+func TestModelCausalAnswerReplacesTheCap(t *testing.T) {
+	m := testModel()
+	m.observe(ans(5, 8, 1, 1.1, 30, 3, 3))
+	// Request 9, admitted after the last answer arrived, is in a new window.
+	p := m.observe(ans(9, 9, 3.2, 3.3, 30, 29, 6))
+	assert.Equal(t, 38.0, p.capSeq(3.3*sec), "a causal answer from a new window replaces the cap")
+}
+
+func TestModelStaleWindowIsIgnored(t *testing.T) {
+	m := testModel()
+	m.observe(ans(20, 22, 3.2, 3.3, 30, 29, 6))
+	p := m.observe(ans(21, 22, 3.25, 3.4, 30, 0, 3)) // names the window that ended at 3 s
+	assert.Equal(t, 49.0, p.capSeq(3.4*sec), "an answer from an older window says nothing of this one")
+}
+
+func TestModelUnknownServerPacedAtSteadyRate(t *testing.T) {
+	m := testModel()
+	// 30 per 3 s: the largest reset minus arrival, rounded up, is the window.
+	p := m.observe(ans(1, 1, 0, 0.001, 30, 29, 3))
+	assert.Equal(t, 3*sec, m.winLen)
+	assert.InDelta(t, 0.95*10, p.rate, 1e-9, "95% of the steady rate until the server shows it is a fixed window")
+	assert.Equal(t, smallBurst, p.burst)
+	// The cap holds until the reset's latest end: a whole second on.
+	assert.InDelta(t, 4.001*sec, p.capEnd, 1e3, "cap end %v", time.Duration(p.capEnd))
+}
+
+func TestModelFixedWindowShownByFullRefill(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.001, 30, 29, 3))
+	m.observe(ans(29, 30, 2.7, 2.71, 30, 1, 3)) // well used
+	require.Equal(t, kindUnknown, m.kind)
+	p := m.observe(ans(31, 31, 4.0, 4.01, 30, 29, 7)) // full after the reset
+	assert.Equal(t, kindFixed, m.kind)
+	// Now what is left is spread over the time to the window's earliest end.
+	assert.Greater(t, p.rate, 0.95*10, "a fixed window is spent before its end")
+}
+
+func TestModelRiseInsideAWindowIsARefillingServer(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.01, 30, 2, 3))
+	p := m.observe(ans(2, 2, 0.5, 0.51, 30, 5, 3)) // more left for a later request
+	assert.Equal(t, kindRefill, m.kind)
+	assert.Greater(t, p.capGrow, 0.0, "a refilling server's cap grows instead of ending")
+	assert.True(t, math.IsInf(p.capEnd, 1))
+}
+
+func TestModelGCRASecondsUntilFull(t *testing.T) {
+	m := testModel()
+	// throttled/throttled: the reset is when the bucket is full again, so
+	// it moves on before the old one could have passed.
+	m.observe(ans(1, 1, 0, 0.001, 30, 29, 1))
+	m.observe(ans(15, 16, 0.2, 0.201, 30, 15, 2.2))
+	m.observe(ans(25, 26, 0.45, 0.5, 30, 10, 3.5)) // before 2.2 s could have passed
+	assert.True(t, m.fullAt && m.bucket, "kind %d fullAt %v bucket %v", m.kind, m.fullAt, m.bucket)
+	// Over 1.1 s, 11 were taken and the count stayed: 10/s came back for it.
+	m.observe(ans(36, 37, 1.55, 1.6, 30, 10, 3.6))
+	assert.InDelta(t, 10, m.avail, 1e-6)
+	assert.InDelta(t, 10, m.steady(), 1e-6, "the measured rate is the steady rate")
+}
+
+func TestModelOtherClientsShare(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.01, 100, 99, 10))
+	// Each step this client sends 1 while the server counts 4.
+	for i := 1.0; i <= 10; i++ {
+		m.observe(ans(1+i, 1+i, 0.1*i, 0.1*i+0.01, 100, 99-4*i, 10))
+	}
+	assert.InDelta(t, 0.25, m.share, 0.05, "a quarter of what the server counts is this client's")
+}
+
+func TestModelFarResetBoundedByMaxCooldown(t *testing.T) {
+	m := testModel()
+	// Remaining 1 with a reset ten years out.
+	p := m.observe(ans(1, 1, 0, 0.01, 1000, 1, 10*365*24*3600))
+	assert.LessOrEqual(t, p.capEnd, 0.01*sec+float64(10*time.Minute)+2*sec, "the cap waits no longer than MaxCooldown")
+	assert.GreaterOrEqual(t, p.rate, sec/float64(10*time.Minute), "nor does the pace")
+}
+
+func TestModelFirstBare429StartsSlowNotAtACrawl(t *testing.T) {
+	m := testModel()
+	o := ans(1, 1, 0, 0.01, -1, -1, 0)
+	o.status = http.StatusTooManyRequests
+	p := m.observe(o)
+	assert.True(t, m.aimd && m.slowStart)
+	assert.InDelta(t, slowStartRate, p.rate, 1e-9, "from a second's worth, doubling")
+	assert.Greater(t, p.hold, o.arrived, "backs off")
+	// Three seconds after the backoff (at most 3 s) the rate has doubled
+	// six times.
+	for i := 2.0; i < 10; i++ {
+		p = m.observe(ans(i, i, 6, 6+0.01*i, -1, -1, 0))
+	}
+	assert.Greater(t, p.rate, 8*slowStartRate)
+}
+
+func TestModelRetryAfterTakesPrecedence(t *testing.T) {
+	m := testModel()
+	o := ans(3, 3, 0, 0.01, 30, 0, 8)
+	o.status, o.q.RetryAfter = http.StatusTooManyRequests, 2*time.Second
+	p := m.observe(o)
+	assert.InDelta(t, 2.01*sec, p.hold, 1, "Retry-After, not the reset")
+	assert.Equal(t, p.hold, p.capEnd, "the probe after the hold, not the cap's end")
+}
+
+func TestModelServerWithoutQuotaProbesOneAtATime(t *testing.T) {
+	m := testModel()
+	p := m.observe(ans(1, 1, 0, 0.01, -1, -1, 0))
+	assert.True(t, math.IsInf(p.rate, 1))
+	assert.True(t, p.alone, "one request at a time until the first refusal")
+	o := ans(7, 7, 0.06, 0.07, -1, -1, 0)
+	o.status = http.StatusTooManyRequests
+	p = m.observe(o)
+	assert.False(t, p.alone)
+	assert.True(t, m.aimd)
+}
