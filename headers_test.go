@@ -591,8 +591,8 @@ func checkInvariants(t *testing.T, h http.Header, now time.Time) {
 		if q.RetryAfter < 0 || q.Window < 0 {
 			t.Fatalf("%s(%q) = %+v: negative duration", what, h, q)
 		}
-		if !q.Reset.IsZero() && q.Reset.Before(now) {
-			t.Fatalf("%s(%q) = %+v: Reset before now %v", what, h, q, now)
+		if !q.Reset.IsZero() && q.Reset.Before(now.Add(-truncated)) {
+			t.Fatalf("%s(%q) = %+v: Reset more than %v before now %v", what, h, q, truncated, now)
 		}
 	}
 	q := ParseHeaders(h, now)
