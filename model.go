@@ -139,6 +139,7 @@ type model struct {
 	// winE0, winT0: the reset and arrival of the current window's first
 	// answer, to tell a reset that marks an end from one that moves on.
 	winE0, winT0 float64
+	crossings    int // new windows seen by causal answers
 	share        float64
 	ownAcc       float64 // own spending over causal pairs, decayed per window
 	spentAcc     float64 // the server's spending over the same pairs
@@ -366,6 +367,9 @@ func (m *model) remaining(o observation) {
 		m.measureAvail(o, r)
 	}
 	switch {
+	case newer && causal:
+		m.crossings++
+		fallthrough
 	case !hasRef, newer:
 		m.winLeast, m.winE0, m.winT0 = r, e, o.arrived
 	case sameWin:
@@ -396,8 +400,13 @@ func (m *model) remaining(o observation) {
 		if m.late || m.kind == kindUnknown {
 			// Until the server is shown to be a fixed window, the reset
 			// may be a sliding window's turn, whose quota comes back
-			// gradually: no probe before the latest end.
+			// gradually: no probe before the latest end. A window ends no
+			// later than its length after its first answer, though, once
+			// a crossing has shown where windows start.
 			end = e + sl
+			if m.winLen > 0 && (m.stated || m.crossings > 0) {
+				end = min(end, max(e, m.winT0+m.winLen)+o.arrived-o.sent)
+			}
 		}
 	} else if m.winLen > 0 {
 		end = o.arrived + m.winLen
