@@ -527,11 +527,6 @@ func (m *model) spread(o observation, e, sl float64) {
 		// Until the server is shown to be a fixed window, its steady rate
 		// with a small burst is the pace that is safe on every algorithm.
 		r = safety * steady * m.share
-		if m.ceiling > 0 && m.ceiling <= steady*m.share {
-			// Told the rate, and the server agrees: the told rate is the
-			// steady rate, no safety share below it.
-			r = m.ceiling
-		}
 		m.plan.burst = smallBurst
 	}
 	m.setRate(r)
