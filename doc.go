@@ -45,16 +45,21 @@
 // [Flight.DoneQuota] take a Quota built by hand, for protocols that are not
 // HTTP.
 //
+//   - Until a server is shown to be a fixed window, the bucket paces at 95%
+//     of its steady rate (limit over window) with a small burst, which is
+//     safe on every algorithm; a fixed window's quota is then spent before
+//     the window's earliest end.
 //   - Remaining is a cap: the request numbered s that was told r left means
 //     nothing numbered beyond s + r goes out before the window ends. An
-//     answer to a request sent after the cap's own answer arrived replaces
-//     it; others only lower it; an answer from an older window is ignored.
+//     answer to a request admitted after the cap's own answer arrived
+//     replaces it; others only lower it; an answer from an older window is
+//     ignored.
 //   - A reset is an interval (whole seconds may be truncated or rounded up):
-//     what is left is spread over the time to its earliest end, the cap
-//     holds to the reset, and one probe then sizes the next window. Servers
-//     shown to refill continuously get a cap that grows at 95% of their
-//     steady rate instead. When Remaining falls faster than this client
-//     spends, other clients share the quota, and it takes only its share.
+//     a spent cap holds to its latest end, and one probe then sizes the next
+//     window. Servers shown to refill continuously (sliding windows, token
+//     buckets, GCRA) get a cap that grows at 95% of their steady rate
+//     instead. When Remaining falls faster than this client spends, other
+//     clients share the quota, and it takes only its share.
 //   - With [Config.Limit] zero the rate is learned: before the first answer
 //     one request goes out alone and the others wait for what it teaches.
 //     A configured Limit is a ceiling the server can lower but never raise.
@@ -67,9 +72,9 @@
 //     capped by [Config.MaxCooldown] (default [DefaultMaxCooldown]), pacing
 //     included. After a cooldown one request goes alone and the others wait
 //     for its answer.
-//   - A server that sends no quota headers at all is probed: a 429 cuts the
-//     rate multiplicatively and successes grow it back along a cubic curve,
-//     as TCP CUBIC does.
+//   - A server that sends no quota headers at all is probed: one request at
+//     a time until its first 429, then a 429 cuts the rate multiplicatively
+//     and successes grow it back along a cubic curve, as TCP CUBIC does.
 //
 // # The transport
 //

@@ -15,31 +15,36 @@ import (
 //
 // What it believes of a server that states its quota:
 //
+//   - Pace at the server's steady rate (its limit over its window, at 95%,
+//     with a small burst) until the server is shown to be a fixed window:
+//     that pace is safe on every algorithm. A fixed window's quota is then
+//     spent before the window's earliest end.
 //   - Remaining is a cap, not a rate. The request with sequence number s
 //     that was told Remaining r says that no request beyond s + r may go out
 //     before the window ends: the requests sent before it were counted, those
 //     admitted after it were not. The cap is replaced by an answer to a
-//     request sent after the cap's own answer arrived (causal evidence),
+//     request admitted after the cap's own answer arrived (causal evidence),
 //     and only lowered by the others (they may be stale or reordered).
 //   - Resets are uncertain. Whole-second resets may be truncated, rounded or
 //     rounded up, and a delta is measured from an arrival that is late by the
 //     latency: the window ends somewhere in [reset − slack, reset + slack].
-//     What is left is spread over the time to the early end; the cap holds
-//     until the late end, when one probe goes alone and its answer sizes the
-//     next window. A fixed window is spent in full and never overrun.
-//   - Refilling servers (sliding windows, token buckets, GCRA) show it: a
-//     later request is told more than an earlier one within one window, or
-//     the reset moves before the old one could have passed (GCRA's "seconds
-//     until full"). Their cap grows at a safe share of the steady rate
-//     instead of ending, and the pace never falls below that share.
+//     A spent cap holds to the latest end (to the reset itself once the
+//     server is a fixed window known to be on time); then one probe goes
+//     alone and its answer sizes the next window.
+//   - Refilling servers show it. A sliding window: a later request is told
+//     more than an earlier one within one window, or a window is born short
+//     of its limit; its cap grows at a safe share of the steady rate instead
+//     of ending. A bucket (GCRA, token buckets): the reset moves before the
+//     old one could have passed, or moves on with the clock; its steady rate
+//     is measured from what it says is left and what this client took.
 //   - Other clients on the same quota (processes, tabs) show up as Remaining
 //     falling faster than this client spends. The model estimates its own
 //     share of the spending and scales what it takes by it, so that N
 //     uncoordinated clients together keep inside one quota.
 //
-// A server that states nothing gets probing: a 429 cuts the rate
-// multiplicatively and the rate grows back along a cubic curve (TCP CUBIC),
-// with a slow start when nothing is known yet.
+// A server that states nothing is probed (probing.go): one request at a time
+// until it refuses one, then a 429 cuts the rate multiplicatively and the rate
+// grows back along a cubic curve (TCP CUBIC).
 
 // Tuning of the model, in one place.
 const (

@@ -13,11 +13,12 @@ import (
 type Pace int
 
 const (
-	// PaceEven spreads what the server has left over the time until more
-	// comes, so that callers never burst the quota and then stall until
-	// the reset. Against servers whose quota refills continuously (sliding
-	// windows, token buckets, GCRA) it never falls below 95% of the
-	// server's steady rate.
+	// PaceEven paces at 95% of the server's steady rate until the server is
+	// shown to be a fixed window, then spreads what it has left over the
+	// time until the window ends, so that callers never burst the quota and
+	// then stall until the reset. Against servers whose quota refills
+	// continuously (sliding windows, token buckets, GCRA) it never falls
+	// below 95% of the server's steady rate.
 	PaceEven Pace = iota
 	// PaceBurst lets callers spend what is left in the window at once,
 	// then holds them until the window resets. Servers shown to refill
