@@ -525,6 +525,19 @@ func (m *model) spread(o observation, e, sl float64) {
 	}
 	m.plan.burst = 0
 	switch {
+	case m.bucket && m.avail > 0:
+		// A bucket's tokens left idle are lost once it is full: pace at the
+		// rate they come back, and spend what it holds beyond a small
+		// reserve over a second.
+		// Other clients draw on the same tokens: this one spends its part,
+		// the rate it gets back over the bucket's whole refill rate.
+		reserve := max(smallBurst, m.srvLimit/10)
+		part := 1.0
+		if m.srvLimit > 0 && m.winLen > 0 {
+			part = min(m.avail/(m.srvLimit/(m.winLen/float64(time.Second))), 1)
+		}
+		r = safety*m.avail + max(left-reserve, 0)*part
+		m.plan.burst = smallBurst
 	case m.kind == kindRefill || e == 0:
 		r = max(r, safety*steady*m.ownShare())
 		m.plan.burst = smallBurst

@@ -160,3 +160,15 @@ func TestModelServerWithoutQuotaProbesOneAtATime(t *testing.T) {
 	assert.False(t, p.alone)
 	assert.True(t, m.aimd)
 }
+
+func TestModelBucketSpendsWhatItHolds(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.001, 30, 29, 1))
+	m.observe(ans(15, 16, 0.2, 0.201, 30, 15, 2.2))
+	m.observe(ans(25, 26, 0.45, 0.5, 30, 10, 3.5))
+	p := m.observe(ans(36, 37, 1.55, 1.6, 30, 20, 2.6)) // 20 held, 10/s back
+	require.True(t, m.bucket)
+	// Tokens a bucket holds idle are lost once it is full: beyond a reserve
+	// of 3 (a tenth of 30) they are spent over a second, on top of the pace.
+	assert.Greater(t, p.rate, 0.95*m.avail+10, "rate %v with avail %v", p.rate, m.avail)
+}
