@@ -33,10 +33,12 @@ type Config struct {
 	Limit rate.Limit
 
 	// Burst is the bucket's capacity: the most tokens it holds, and so the most
-	// requests it admits at once. Zero means one second's worth of the
-	// current rate, rounded up, and at least 1: it follows the rate as the
-	// server's answers lower it or teach it (PaceBurst makes it the server's
-	// limit per window). Negative values are treated as zero.
+	// requests it admits at once. Zero means a default that follows the
+	// server model: one second's worth of the current rate, rounded up and at
+	// least 1, and 2 while the bucket paces at a server's steady rate (a
+	// server not yet shown to be a fixed window, a refilling one, one that
+	// states no quota); PaceBurst makes it the server's limit per window.
+	// Negative values are treated as zero.
 	Burst int
 
 	// MaxQueue is how many callers may wait for tokens at once. Zero means

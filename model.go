@@ -173,8 +173,8 @@ type model struct {
 
 // An answer is what the model keeps of one observation.
 type answer struct {
-	seq, sent, arrived, remaining, reset float64
-	admitted                             float64 // admissions when it arrived
+	seq, arrived, remaining, reset float64
+	admitted                       float64 // admissions when it arrived
 }
 
 func newModel(maxCooldown float64, pace Pace, ceiling float64) model {
@@ -421,7 +421,7 @@ func (m *model) remaining(o observation) {
 	switch {
 	case !hasRef || causal || newer || p.capEnd == 0 || o.arrived >= p.capEnd:
 		*p = plan{rate: p.rate, burst: p.burst, alone: p.alone, capBase: allowed, capAt: o.arrived, capGrow: grow, capEnd: end, capRef: o.seq, capBehind: o.behind}
-		m.ref = answer{o.seq, o.sent, o.arrived, r, e, o.admitted}
+		m.ref = answer{o.seq, o.arrived, r, e, o.admitted}
 	case older:
 		return // an answer from an older window says nothing of this one
 	default:

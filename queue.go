@@ -286,7 +286,7 @@ func (b *Bucket) arm(now float64) {
 		}
 		return
 	}
-	// Never early: at the planned time hold, budget and tokens all allow
+	// Never early: at the planned time hold, cap and tokens all allow
 	// the head (take's 1ns of slack absorbs float rounding), so a timer
 	// that fires can always serve it and never re-arms at zero.
 	d := dur(math.Ceil(at - now))

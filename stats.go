@@ -32,9 +32,9 @@ type BucketStats struct {
 
 	Cooldowns     uint64    // times the server put the bucket into a cooldown
 	CooldownUntil time.Time // end of the current cooldown; zero if none
-	Corrections   uint64    // answers whose Remaining changed the tokens
+	Corrections   uint64    // answers whose Remaining allowed less than the bucket would have admitted
 	// Drift is the local estimate minus the server's count at the last
-	// correction (tokens before it minus Remaining less requests in flight):
+	// correction (tokens before it minus what the server's cap left):
 	// positive when the bucket thought it had more than the server allowed.
 	Drift float64
 }
