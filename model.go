@@ -107,6 +107,10 @@ type plan struct {
 	// alone: requests go one at a time, each after the last one's answer
 	// (finding out how much a server that states nothing takes at once).
 	alone bool
+	// spare, when positive, is how many tokens a bucket-like server holds
+	// idle beyond a small reserve while the configured ceiling keeps the
+	// rate below what would spend them: the gate may admit them at once.
+	spare float64
 }
 
 // Server kinds, as far as the answers have shown.
@@ -204,7 +208,7 @@ func limited(status int, q Quota) bool {
 
 // observe folds one answer into the model and returns the plan.
 func (m *model) observe(o observation) plan {
-	m.plan.hold = 0
+	m.plan.hold, m.plan.spare = 0, 0 // each answer's own
 	q := o.q
 	quota := q.Remaining >= 0 || q.Limit >= 0
 	if !m.answered && !quota {
@@ -331,6 +335,11 @@ func (m *model) remaining(o observation) {
 			// requests admitted in one order may reach the server in
 			// another.)
 			m.kind = kindRefill
+		case sameWin && e-m.winE0 > 3*sl/2 && o.arrived-m.winT0 > 3*sl/2:
+			// One window by every pair of answers, and yet its reset has
+			// moved on with the clock: a delay until the bucket refills
+			// (tollbooth's "1", GCRA at its equilibrium), not an end.
+			m.kind, m.bucket = kindRefill, true
 		case sameWin && m.kind != kindRefill:
 			// What the server counted between the two answers, against
 			// what this client sent between them. A pair alone is off by
@@ -346,11 +355,6 @@ func (m *model) remaining(o observation) {
 			// A new reset before the old one could have passed: the reset
 			// is when the server's bucket is full again (GCRA).
 			m.kind, m.fullAt, m.bucket = kindRefill, true, true
-		case sameWin && e-m.winE0 > 3*sl/2 && o.arrived-m.winT0 > 3*sl/2:
-			// One window by every pair of answers, and yet its reset has
-			// moved on with the clock: a delay until the bucket refills
-			// (tollbooth's "1", GCRA at its equilibrium), not an end.
-			m.kind, m.bucket = kindRefill, true
 		case newer && m.srvLimit > 0:
 			m.crossed(r+own >= m.srvLimit-1, m.winLen > 0 && o.sent-prev.reset < m.winLen/2)
 		}
@@ -493,7 +497,7 @@ func (m *model) learnWindow(o observation) {
 		return
 	}
 	if o.coarse {
-		d = math.Ceil(d/coarseSlack) * coarseSlack
+		d = math.Ceil(d/coarseSlack-1e-6) * coarseSlack // a whole second, give or take rounding, is that second
 	}
 	m.winLen = max(m.winLen, d)
 }
@@ -524,6 +528,8 @@ func (m *model) spread(o observation, e, sl float64) {
 		r = left / (max(end-o.arrived, minHorizon) / float64(time.Second))
 	}
 	m.plan.burst = 0
+	reserve := max(smallBurst, m.srvLimit/10) // a bucket's tokens kept back for reordering and others
+	spare := 0.0                              // a bucket's tokens beyond the reserve that this client may spend
 	switch {
 	case m.bucket && m.avail > 0:
 		// A bucket's tokens left idle are lost once it is full: pace at the
@@ -531,21 +537,37 @@ func (m *model) spread(o observation, e, sl float64) {
 		// reserve over a second.
 		// Other clients draw on the same tokens: this one spends its part,
 		// the rate it gets back over the bucket's whole refill rate.
-		reserve := max(smallBurst, m.srvLimit/10)
 		part := 1.0
 		if m.srvLimit > 0 && m.winLen > 0 {
 			part = min(m.avail/(m.srvLimit/(m.winLen/float64(time.Second))), 1)
 		}
-		r = safety*m.avail + max(left-reserve, 0)*part
+		spare = max(left-reserve, 0) * part
+		r = safety*m.avail + spare
 		m.plan.burst = smallBurst
 	case m.kind == kindRefill || e == 0:
 		r = max(r, safety*steady*m.ownShare())
 		m.plan.burst = smallBurst
+		if m.bucket && m.ownShare() == 1 {
+			spare = max(left-reserve, 0) // a bucket kept full: no refill rate to measure
+		}
 	case m.kind == kindUnknown && steady > 0:
 		// Until the server is shown to be a fixed window, its steady rate
 		// with a small burst is the pace that is safe on every algorithm.
 		r = safety * steady * m.share
 		m.plan.burst = smallBurst
+	}
+	if c := m.ceiling; c > 0 && !math.IsInf(c, 1) && m.bucket {
+		// Told the rate, the gate paces at most at it. A bucket that
+		// refills at least that fast keeps it without a safety share (its
+		// counts cap what goes out), and its idle tokens go at once, as
+		// the burst the server grants.
+		if steady >= c && m.ownShare() == 1 {
+			r = max(r, c)
+		}
+		if spare >= 1 {
+			m.plan.spare = math.Floor(spare)
+			m.plan.burst = max(smallBurst, int(min(m.plan.spare, math.MaxInt32)))
+		}
 	}
 	m.setRate(r)
 }

@@ -172,3 +172,20 @@ func TestModelBucketSpendsWhatItHolds(t *testing.T) {
 	// of 3 (a tenth of 30) they are spent over a second, on top of the pace.
 	assert.Greater(t, p.rate, 0.95*m.avail+10, "rate %v with avail %v", p.rate, m.avail)
 }
+
+func TestModelToldBucketSpendsItsIdleTokens(t *testing.T) {
+	// tollbooth told 10/s: a bucket of 10 that stays near full, its reset
+	// always "1" (seconds until it refills), answers one after another.
+	m := newModel(float64(10*time.Minute), PaceEven, 10)
+	var p plan
+	for i := range 20 {
+		at := float64(i) * 0.105
+		o := ans(float64(i+1), float64(i+1), at, at+0.001, 10, 9, 0)
+		o.reset, o.coarse = o.arrived+sec, true // "1", anchored to the arrival
+		p = m.observe(o)
+	}
+	require.True(t, m.bucket, "a reset that moves on with the clock inside one window is a bucket's")
+	assert.Equal(t, 7.0, p.spare, "told the rate, the 9 idle tokens beyond a reserve of 2 go at once")
+	assert.Equal(t, 7, p.burst)
+	assert.Equal(t, 10.0, p.rate, "the told rate, no safety share: the bucket refills at least that fast")
+}

@@ -179,6 +179,9 @@ func (b *Bucket) apply(now float64, p plan) {
 		b.autoCap = p.burst
 		b.setParams(now, b.limit, b.burst) // the default burst follows the plan's
 	}
+	if p.spare > 0 {
+		b.setTokens(now, max(b.tokensAt(now), min(p.spare, float64(b.burst))))
+	}
 	if p.capRef != b.capRef {
 		b.capBehind = p.capBehind
 	}
