@@ -38,7 +38,11 @@ type Config struct {
 	// least 1, and 2 while the bucket paces at a server's steady rate (a
 	// server not yet shown to be a fixed window, a refilling one, one that
 	// states no quota); PaceBurst makes it the server's limit per window.
-	// Negative values are treated as zero.
+	// A bucket told its Limit whose server is shown to be a token bucket
+	// (GCRA and the like) also admits at once the idle tokens the server
+	// reports beyond a small reserve: the burst the server grants on top of
+	// the steady rate. Set Burst to bound it. Negative values are treated as
+	// zero.
 	Burst int
 
 	// MaxQueue is how many callers may wait for tokens at once. Zero means
