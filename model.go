@@ -356,7 +356,15 @@ func (m *model) remaining(o observation) {
 			// is when the server's bucket is full again (GCRA).
 			m.kind, m.fullAt, m.bucket = kindRefill, true, true
 		case newer && m.srvLimit > 0:
-			m.crossed(r+own >= m.srvLimit-1, m.winLen > 0 && o.sent-prev.reset < m.winLen/2)
+			full := r+own >= m.srvLimit-1
+			if m.winLen > 0 {
+				// A bucket refills too, at Limit per window: a full one
+				// shows a window only if it could not have refilled since
+				// the last answer.
+				gap := o.arrived - prev.arrived + m.latency
+				full = full && prev.remaining+gap*m.srvLimit/m.winLen < m.srvLimit-1
+			}
+			m.crossed(full, m.winLen > 0 && o.sent-prev.reset < m.winLen/2)
 		}
 		if newer && m.kind != kindRefill {
 			// A new window: decay what the last ones said of the share.
@@ -393,9 +401,11 @@ func (m *model) remaining(o observation) {
 	allowed := o.seq + r
 	if sh := m.ownShare(); sh < 1 {
 		// This client's share of what is left, rounded at random so that
-		// clients that each hold less than one still spend it between them
-		// (in expectation, exactly what is left).
-		allowed = o.seq + math.Floor(sh*r+m.uniform())
+		// clients that each hold less than one still spend it between them.
+		// The roundings of the 1/sh clients add up to a spread of about
+		// √(1/sh): that much of what is left stays unspent, so that the
+		// last requests of a window do not race.
+		allowed = o.seq + math.Floor(sh*max(r-math.Sqrt(1/sh), 0)+m.uniform())
 	}
 	grow := 0.0
 	end := math.Inf(1)

@@ -189,3 +189,38 @@ func TestModelToldBucketSpendsItsIdleTokens(t *testing.T) {
 	assert.Equal(t, 7, p.burst)
 	assert.Equal(t, 10.0, p.rate, "the told rate, no safety share: the bucket refills at least that fast")
 }
+
+func TestModelSharedWindowKeepsBackTheRoundingSpread(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.01, 100, 99, 10))
+	// Each step this client sends 1 while the server counts 4: a quarter.
+	for i := 1.0; i <= 20; i++ {
+		m.observe(ans(1+i, 1+i, 0.1*i, 0.1*i+0.01, 100, 99-4*i, 10))
+	}
+	require.InDelta(t, 0.25, m.share, 0.05)
+	// With 2 or 1 left, the four clients' random roundings would together
+	// overspend it half the time: about √4 = 2 stay back, none is this
+	// client's, however the rounding draws.
+	for i, r := range []float64{2, 1, 2, 1, 2, 1} {
+		seq := 22 + float64(i)
+		p := m.observe(ans(seq, seq, 2.1+0.1*float64(i), 2.11+0.1*float64(i), 100, r, 10))
+		assert.Equal(t, seq, p.capSeq(p.capAt), "%v left", r)
+	}
+}
+
+func TestModelFullBucketAfterIdleIsNoFixedWindow(t *testing.T) {
+	m := testModel()
+	// tollbooth: 10 per second, the reset always "1". Spent to 0 at 0.5 s,
+	// then held a second: a bucket refills in that second as a window would.
+	m.observe(ans(1, 1, 0, 0.001, 10, 9, 1.001))
+	m.observe(ans(10, 10, 0.5, 0.501, 10, 0, 1.501))
+	m.observe(ans(11, 11, 1.6, 1.601, 10, 9, 2.601))
+	assert.NotEqual(t, kindFixed, m.kind, "a refill the bucket's own rate explains shows no window")
+
+	// A window refilled right after the last request of a well-used one is.
+	m = testModel()
+	m.observe(ans(1, 1, 0, 0.001, 30, 29, 3))
+	m.observe(ans(29, 30, 2.9, 2.91, 30, 1, 3))
+	m.observe(ans(31, 31, 3.05, 3.06, 30, 29, 6))
+	assert.Equal(t, kindFixed, m.kind)
+}
