@@ -340,15 +340,6 @@ func (m *model) remaining(o observation) {
 			// moved on with the clock: a delay until the bucket refills
 			// (tollbooth's "1", GCRA at its equilibrium), not an end.
 			m.kind, m.bucket = kindRefill, true
-		case sameWin && m.kind != kindRefill:
-			// What the server counted between the two answers, against
-			// what this client sent between them. A pair alone is off by
-			// the requests that overtook each other on the way; summed
-			// over a chain of pairs those errors cancel. (A refilling
-			// server adds back what it refilled meanwhile, by an amount
-			// not known: the share learned before it showed that stays.)
-			m.ownAcc += own
-			m.spentAcc += max(prev.remaining-r, 0)
 		case older && o.sent < prev.reset-sl:
 			m.kind = kindRefill // the reset came closer before the old one passed
 		case newer && o.arrived < prev.reset-sl:
@@ -366,16 +357,28 @@ func (m *model) remaining(o observation) {
 			}
 			m.crossed(full, m.winLen > 0 && o.sent-prev.reset < m.winLen/2)
 		}
-		if newer && m.kind != kindRefill {
+		switch {
+		case sameWin && r <= prev.remaining+0.5:
+			// What the server counted between the two answers, against
+			// what this client sent between them. A pair alone is off by
+			// the requests that overtook each other on the way; summed
+			// over a chain of pairs those errors cancel. A refilling
+			// server adds back what it refilled meanwhile: the others'
+			// spending shows less than it is, never more.
+			m.ownAcc += own
+			m.spentAcc += max(prev.remaining-r, 0)
+		case newer && !m.bucket:
 			// A new window: decay what the last ones said of the share.
+			// (A bucket's reset moves on without one.)
 			m.ownAcc, m.spentAcc = m.ownAcc/2, m.spentAcc/2
 		}
-		if m.kind != kindRefill {
+		if f := (m.ownAcc + 1) / (m.spentAcc + 1); m.spentAcc >= 8 {
+			// Enough counted to tell: others spend a tenth or more of what
+			// the server counts, and this client takes only its share
+			// (reordering alone stays within the tenth), or they do not.
+			// Until the decayed sums say enough again, the share stays.
 			m.share = 1
-			if f := (m.ownAcc + 1) / (m.spentAcc + 1); m.spentAcc >= 8 && f < 0.9 {
-				// Others spend a tenth or more of what the server counts:
-				// take only this client's share (reordering alone stays
-				// within the tenth).
+			if f < 0.9 {
 				m.share = max(f, minShare)
 			}
 		}
@@ -455,6 +458,12 @@ func (m *model) remaining(o observation) {
 func (m *model) measureAvail(o observation, r float64) {
 	ref := m.availRef
 	if ref.arrived <= 0 || r >= m.srvLimit-1 || ref.remaining >= m.srvLimit-1 {
+		if r >= m.srvLimit-1 && m.avail > 0 && m.winLen > 0 {
+			// Full: the refill is going to waste, whatever was measured
+			// while others drained it. This client may take at least its
+			// share of the whole rate.
+			m.avail = max(m.avail, m.share*m.srvLimit/(m.winLen/float64(time.Second)))
+		}
 		m.availRef = answer{seq: o.seq, arrived: o.arrived, remaining: r}
 		return
 	}
@@ -462,7 +471,13 @@ func (m *model) measureAvail(o observation, r float64) {
 	if dt < 1 {
 		return
 	}
-	sample := max(r-ref.remaining+o.seq-ref.seq, 0) / dt
+	// Others may drain the bucket faster than it refills: this client's
+	// part is then next to nothing, but measured (avail 0 is "not yet").
+	least := float64(time.Second) / m.maxCooldown
+	if m.srvLimit > 0 && m.winLen > 0 {
+		least = max(least, minShare*m.srvLimit/(m.winLen/float64(time.Second)))
+	}
+	sample := max((r-ref.remaining+o.seq-ref.seq)/dt, least)
 	if m.avail == 0 {
 		m.avail = sample
 	} else {

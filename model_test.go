@@ -224,3 +224,22 @@ func TestModelFullBucketAfterIdleIsNoFixedWindow(t *testing.T) {
 	m.observe(ans(31, 31, 3.05, 3.06, 30, 29, 6))
 	assert.Equal(t, kindFixed, m.kind)
 }
+
+func TestModelDrainedBucketIsMeasuredNotForgotten(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.001, 30, 29, 1))
+	m.observe(ans(15, 16, 0.2, 0.201, 30, 15, 2.2))
+	m.observe(ans(25, 26, 0.45, 0.5, 30, 10, 3.5))
+	require.True(t, m.bucket)
+	// Others drain it: over 1.1 s this client took 2 and the count fell by
+	// 8. Its part is next to nothing, and measured as such: it does not
+	// fall back to pacing as if it were alone.
+	p := m.observe(ans(27, 28, 1.55, 1.6, 30, 2, 3.6))
+	full := m.srvLimit / (m.winLen / sec) // the bucket's whole refill rate
+	assert.InDelta(t, minShare*full, m.avail, 1e-9)
+	assert.Less(t, p.rate, 1.0)
+	// Found full again, the refill goes to waste: the client may take at
+	// least its share of the whole rate.
+	m.observe(ans(29, 29, 4.5, 4.51, 30, 29, 4.61))
+	assert.InDelta(t, m.share*full, m.avail, 1e-9)
+}
