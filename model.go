@@ -471,11 +471,13 @@ func (m *model) measureAvail(o observation, r float64) {
 	if dt < 1 {
 		return
 	}
-	// Others may drain the bucket faster than it refills: this client's
-	// part is then next to nothing, but measured (avail 0 is "not yet").
+	// Others may drain the bucket faster than it refills for a while: this
+	// client keeps half of its share of the whole rate (the share learned
+	// from the counts), so that no client is starved by a stretch of the
+	// others' overspending.
 	least := float64(time.Second) / m.maxCooldown
 	if m.srvLimit > 0 && m.winLen > 0 {
-		least = max(least, minShare*m.srvLimit/(m.winLen/float64(time.Second)))
+		least = max(least, m.share/2*m.srvLimit/(m.winLen/float64(time.Second)))
 	}
 	sample := max((r-ref.remaining+o.seq-ref.seq)/dt, least)
 	if m.avail == 0 {

@@ -232,12 +232,12 @@ func TestModelDrainedBucketIsMeasuredNotForgotten(t *testing.T) {
 	m.observe(ans(25, 26, 0.45, 0.5, 30, 10, 3.5))
 	require.True(t, m.bucket)
 	// Others drain it: over 1.1 s this client took 2 and the count fell by
-	// 8. Its part is next to nothing, and measured as such: it does not
-	// fall back to pacing as if it were alone.
+	// 8. Its part is small, and measured as such: half its share of the
+	// whole rate, not the pace of a client alone.
 	p := m.observe(ans(27, 28, 1.55, 1.6, 30, 2, 3.6))
 	full := m.srvLimit / (m.winLen / sec) // the bucket's whole refill rate
-	assert.InDelta(t, minShare*full, m.avail, 1e-9)
-	assert.Less(t, p.rate, 1.0)
+	assert.InDelta(t, m.share/2*full, m.avail, 1e-9)
+	assert.Less(t, p.rate, 0.95*full*m.share)
 	// Found full again, the refill goes to waste: the client may take at
 	// least its share of the whole rate.
 	m.observe(ans(29, 29, 4.5, 4.51, 30, 29, 4.61))
