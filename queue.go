@@ -23,7 +23,6 @@ type waiter struct {
 	prev, next *waiter
 	done       bool
 	err        error
-	plan       waitPlan // for Config.Trace
 }
 
 // queue is the FIFO of waiters, an intrusive doubly linked list so that

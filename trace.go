@@ -87,31 +87,43 @@ type AnswerInfo struct {
 	Until    time.Time
 }
 
-// waitPlan is what a queued waiter is told at admission, kept for
-// Trace.Waited.
+// A tracer is a bucket's Trace and what it keeps for it: the plan told to
+// each queued waiter, kept here rather than in the waiter so that a bucket
+// without a Trace pays nothing for it. plans is guarded by Bucket.mu.
+type tracer struct {
+	Trace
+	plans map[*waiter]waitPlan
+}
+
+// waitPlan is what a queued waiter is told at admission.
 type waitPlan struct {
 	predicted float64
 	reason    WaitReason
 }
 
+func newTracer(t *Trace) *tracer {
+	if t == nil || t.Waited == nil && t.Answered == nil {
+		return nil
+	}
+	return &tracer{Trace: *t, plans: make(map[*waiter]waitPlan)}
+}
+
 // planWait records, for Trace.Waited, why w waits and for how long. It
 // requires that b.mu is held, the state owned, and w queued last.
 func (b *Bucket) planWait(now float64, w *waiter) {
-	if b.trace == nil || b.trace.Waited == nil {
-		return
+	if b.trace == nil || b.trace.Waited == nil || b.store != nil {
+		return // a Store's waits end in waitShared: not reported
 	}
-	at := b.planned(now, b.q.tokens)
-	w.plan.predicted = max(at-now, 0)
+	p := waitPlan{predicted: max(b.planned(now, b.q.tokens)-now, 0), reason: WaitRate}
 	switch {
 	case now < b.hold:
-		w.plan.reason = WaitCooldown
+		p.reason = WaitCooldown
 	case b.learning:
-		w.plan.reason = WaitLearning
+		p.reason = WaitLearning
 	case b.capFree(now, b.q.tokens) > b.readyAt(now, b.q.tokens):
-		w.plan.reason = WaitQuota
-	default:
-		w.plan.reason = WaitRate
+		p.reason = WaitQuota
 	}
+	b.trace.plans[w] = p
 }
 
 // waited reports w's wait, which ended with err, to Trace.Waited. It
@@ -121,14 +133,19 @@ func (b *Bucket) waited(ctx context.Context, w *waiter, err error) {
 		return
 	}
 	b.mu.Lock()
+	p, ok := b.trace.plans[w]
+	delete(b.trace.plans, w)
 	waited := w.waited // set when granted
 	if w.err != nil || err != nil {
 		waited = b.now() - w.since
 	}
 	b.mu.Unlock()
+	if !ok {
+		return
+	}
 	b.trace.Waited(ctx, WaitInfo{
-		Name: b.name, N: w.n, Reason: w.plan.reason, Err: err,
-		Predicted: dur(w.plan.predicted), Waited: dur(max(waited, 0)),
+		Name: b.name, N: w.n, Reason: p.reason, Err: err,
+		Predicted: dur(p.predicted), Waited: dur(max(waited, 0)),
 	})
 }
 
