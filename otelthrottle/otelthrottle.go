@@ -56,7 +56,6 @@ package otelthrottle
 import (
 	"context"
 	"errors"
-	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,6 +66,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/time/rate"
 )
 
 // ScopeName is the instrumentation scope of the meter.
@@ -274,8 +274,8 @@ func (tel *Telemetry) observe(o metric.Observer, stats map[string]throttle.Bucke
 		o.ObserveInt64(in.queue, int64(s.Queued), set)
 		o.ObserveInt64(in.inflight, int64(s.InFlight), set)
 		o.ObserveFloat64(in.tokens, s.Tokens, set)
-		if l := float64(s.Limit); !math.IsInf(l, 0) && l > 0 {
-			o.ObserveFloat64(in.limit, l, set)
+		if s.Limit != rate.Inf && s.Limit > 0 {
+			o.ObserveFloat64(in.limit, float64(s.Limit), set)
 		}
 		o.ObserveFloat64(in.coolLeft, max(s.CooldownUntil.Sub(now), 0).Seconds(), set)
 		o.ObserveFloat64(in.drift, s.Drift, set)

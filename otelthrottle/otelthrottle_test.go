@@ -311,3 +311,19 @@ func TestSplit(t *testing.T) {
 		assert.Equal(t, []string{tc.key, tc.scope}, []string{key, scope}, "split(%q)", tc.name)
 	}
 }
+
+// TestNoLocalLimit: a bucket that has not learned its rate yet (no local
+// limit) reports no throttle.limit rather than an absurd figure.
+func TestNoLocalLimit(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	_, tel, err := NewBucket(throttle.Config{Name: "new"}, mp)
+	require.NoError(t, err)
+	c := collect(t, reader)
+	assert.Empty(t, c.points("throttle.limit"))
+	assert.Equal(t, map[string]float64{"throttle.key=new": 0}, c.points("throttle.queue.length"))
+	require.NoError(t, tel.Close())
+	c = collect(t, reader)
+	assert.Empty(t, c.points("throttle.queue.length"), "nothing observed after Close")
+}
