@@ -68,25 +68,23 @@ func (c collected) points(name string) map[string]float64 {
 	out := map[string]float64{}
 	switch d := m.Data.(type) {
 	case metricdata.Sum[int64]:
-		for _, p := range d.DataPoints {
-			out[attrString(p.Attributes)] = float64(p.Value)
-		}
+		addPoints(out, d.DataPoints)
 	case metricdata.Sum[float64]:
-		for _, p := range d.DataPoints {
-			out[attrString(p.Attributes)] = p.Value
-		}
+		addPoints(out, d.DataPoints)
 	case metricdata.Gauge[int64]:
-		for _, p := range d.DataPoints {
-			out[attrString(p.Attributes)] = float64(p.Value)
-		}
+		addPoints(out, d.DataPoints)
 	case metricdata.Gauge[float64]:
-		for _, p := range d.DataPoints {
-			out[attrString(p.Attributes)] = p.Value
-		}
+		addPoints(out, d.DataPoints)
 	default:
 		c.t.Fatalf("%s: unexpected data %T", name, m.Data)
 	}
 	return out
+}
+
+func addPoints[N int64 | float64](out map[string]float64, dps []metricdata.DataPoint[N]) {
+	for _, p := range dps {
+		out[attrString(p.Attributes)] = float64(p.Value)
+	}
 }
 
 // hist is a histogram point: count and sum.

@@ -14,7 +14,7 @@
 // Usage:
 //
 //	go run ./examples/metrics [-addr 127.0.0.1:9464] [-tabs 8] [-rate 20] [-window 5s]
-//		[-requests 0] [-dialect github] [-latency 20ms]
+//		[-requests 0] [-dialect github|ietf] [-latency 20ms]
 //
 // With -requests N each tab makes N requests, then the command prints a
 // summary and serves /metrics until interrupted; with 0 the tabs go on until
@@ -68,13 +68,12 @@ type options struct {
 	latency  time.Duration
 }
 
+// dialects are the headers the fake API may send: GitHub's name a scope
+// (X-RateLimit-Resource: core), so its requests move to the bucket
+// key#core after the first answer; the IETF draft's name none.
 var dialects = map[string]throttletest.Dialect{
-	"github":          throttletest.GitHub,
-	"ietf":            throttletest.IETF,
-	"ietf-structured": throttletest.IETFStructured,
-	"openai":          throttletest.OpenAI,
-	"retry-after":     throttletest.RetryAfterOnly,
-	"none":            throttletest.None,
+	"github": throttletest.GitHub,
+	"ietf":   throttletest.IETF,
 }
 
 func parseFlags(args []string, out io.Writer) (options, error) {
@@ -87,7 +86,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.Float64Var(&o.rate, "rate", 20, "the server's quota, in requests per second")
 	fs.DurationVar(&o.window, "window", 5*time.Second, "the server's quota window")
 	fs.IntVar(&o.requests, "requests", 0, "requests per tab (0: until interrupted)")
-	fs.StringVar(&dialect, "dialect", "github", "rate-limit headers the server sends: github, ietf, ietf-structured, openai, retry-after, none")
+	fs.StringVar(&dialect, "dialect", "github", "rate-limit headers the server sends: github or ietf")
 	fs.DurationVar(&o.latency, "latency", 20*time.Millisecond, "how long the server takes to answer")
 	if err := fs.Parse(args); err != nil {
 		return o, err
