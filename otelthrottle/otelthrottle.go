@@ -103,7 +103,9 @@ type optKey struct{ name, reason, outcome string }
 // Instrument wires t to mp (nil: the global MeterProvider): its buckets
 // report their waits and answers, and mp's readers observe their stats.
 // It sets t.Config.Trace, keeping the hooks already there, so it must be
-// called before t's first request; it fails if t has buckets already.
+// called before t's first request, and not while another goroutine uses t;
+// it fails if t has buckets already. Call it once per Transport: a second
+// call reports every wait and answer twice.
 func Instrument(t *throttle.Transport, mp metric.MeterProvider) (*Telemetry, error) {
 	if t == nil {
 		return nil, errors.New("otelthrottle: Instrument: nil Transport")
@@ -115,10 +117,10 @@ func Instrument(t *throttle.Transport, mp metric.MeterProvider) (*Telemetry, err
 	if err != nil {
 		return nil, err
 	}
-	t.Config.Trace = tel.chain(t.Config.Trace)
 	if err := tel.start(func() map[string]throttle.BucketStats { return t.Stats().Keys }); err != nil {
 		return nil, err
 	}
+	t.Config.Trace = tel.chain(t.Config.Trace)
 	return tel, nil
 }
 
