@@ -312,3 +312,31 @@ func TestSplit(t *testing.T) {
 		assert.Equal(t, []string{tc.key, tc.scope}, []string{key, scope}, "split(%q)", tc.name)
 	}
 }
+
+// TestChain: hooks already in Config.Trace are kept, and called first.
+func TestChain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reader := sdkmetric.NewManualReader()
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+		var mine []throttle.WaitInfo
+		var answers int
+		own := &throttle.Trace{
+			Waited:   func(_ context.Context, w throttle.WaitInfo) { mine = append(mine, w) },
+			Answered: func(context.Context, throttle.AnswerInfo) { answers++ },
+		}
+		b, tel, err := NewBucket(throttle.Config{Name: "x", Limit: 1, Burst: 1, Trace: own}, mp)
+		require.NoError(t, err)
+		defer tel.Close()
+		require.True(t, b.Allow())
+		require.NoError(t, b.Wait(context.Background()))
+		b.ObserveQuota(http.StatusOK, throttle.Quota{Limit: 50, Remaining: 10})
+		require.Len(t, mine, 1)
+		assert.Equal(t, time.Second, mine[0].Waited)
+		assert.Equal(t, 1, answers)
+		c := collect(t, reader)
+		assert.Equal(t, map[string]hist{"throttle.key=x,throttle.outcome=admitted,throttle.reason=rate": {1, 1}},
+			c.histograms("throttle.wait.duration"))
+		assert.Equal(t, map[string]float64{"throttle.key=x": 10}, c.points("throttle.server.remaining"))
+		require.NoError(t, mp.Shutdown(context.Background()))
+	})
+}
