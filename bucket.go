@@ -88,6 +88,7 @@ type Bucket struct {
 
 	name     string
 	onEvent  func(Event)
+	trace    *tracer // Config.Trace; nil: none
 	logger   *slog.Logger
 	slowWait float64
 	pending  []Event // events to emit once the lock is released
@@ -121,7 +122,7 @@ func newBucket(c Config, epoch time.Time) *Bucket {
 	}
 	limit := normLimit(c.Limit)
 	b.ceiling = limit
-	b.name, b.onEvent, b.logger = c.Name, c.OnEvent, c.Logger
+	b.name, b.onEvent, b.logger, b.trace = c.Name, c.OnEvent, c.Logger, newTracer(c.Trace)
 	if b.store = c.Store; b.store != nil {
 		b.key = cmp.Or(c.Name, "default")
 		b.share = DefaultStoreShare

@@ -72,6 +72,11 @@ type Config struct {
 	// bucket's timer), so it must be safe for concurrent use.
 	OnEvent func(Event)
 
+	// Trace, if not nil, is told of each queued caller's wait and of each
+	// answer, with the request's context: the hooks of telemetry (see
+	// package otelthrottle).
+	Trace *Trace
+
 	// Logger, if not nil, receives the same events as OnEvent. A bucket logs
 	// nothing by default.
 	Logger *slog.Logger

@@ -89,7 +89,9 @@
 // Idle buckets are dropped after [Transport.IdleTimeout]. [Transport.Stats]
 // and [Bucket.Stats] report what happened; [Config.OnEvent] and
 // [Config.Logger] report long waits, refusals, cooldowns and changes of rate
-// as they happen. Nothing is logged by default.
+// as they happen; [Config.Trace] tells telemetry of each queued caller's wait
+// and each answer with the request's context (package otelthrottle wires it
+// and the stats to OpenTelemetry). Nothing is logged by default.
 //
 // # Restarts and processes
 //

@@ -32,8 +32,9 @@ const (
 // the response, or with nil when no response came.
 type Flight struct {
 	b    *Bucket
-	sent float64 // when it was admitted, on the bucket's clock
-	seq  float64 // its sequence number among the bucket's admissions
+	sent float64         // when it was admitted, on the bucket's clock
+	seq  float64         // its sequence number among the bucket's admissions
+	ctx  context.Context // Begin's, for Config.Trace
 }
 
 // Begin waits for a token as [Bucket.Wait] does and records the request as in
@@ -48,7 +49,7 @@ func (b *Bucket) beginAt(ctx context.Context, now float64) (Flight, error) {
 	if err != nil {
 		return Flight{}, err
 	}
-	return Flight{b, sent, float64(seq)}, nil
+	return Flight{b, sent, float64(seq), ctx}, nil
 }
 
 // Done ends the flight with its response, which it observes as
@@ -120,6 +121,7 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now float64) {
 	defer b.emit()
 	b.mu.Lock()
 	now = b.ownAt(now)
+	defer b.answered(f, status, &q, now, b.hold)
 	o := observation{arrived: now, status: status, q: q, admitted: float64(b.count())}
 	if f != nil {
 		for v := b.inflight.Load(); v > 0 && !b.inflight.CompareAndSwap(v, v-1); v = b.inflight.Load() {

@@ -133,9 +133,11 @@ func (b *Bucket) waitAt(ctx context.Context, n int, now float64, flight bool) (f
 	}
 	select {
 	case <-w.ready:
+		b.waited(ctx, w, w.err)
 		return b.now(), w.seq, w.err
 	case <-ctx.Done():
 		err := b.cancel(ctx, w)
+		b.waited(ctx, w, err)
 		return b.now(), 0, err
 	}
 }
@@ -195,6 +197,7 @@ func (b *Bucket) admit(ctx context.Context, now float64, n int) (*waiter, error)
 		w.turn = make(chan struct{}, 1)
 	}
 	b.q.push(w)
+	b.planWait(now, w)
 	if b.q.head == w {
 		b.arm(now)
 	}
