@@ -171,7 +171,9 @@ func (b *Bucket) apply(now float64, p plan) {
 		// A correction: the server allows less than the bucket would admit.
 		if tokens, left := b.tokensNow(now), p.capSeq(now)-float64(b.count())-p.capBehind; left < tokens {
 			b.stats.corrections++
-			b.stats.drift = tokens - left
+			if b.limit != rate.Inf {
+				b.stats.drift = tokens - left // a bucket with no local limit yet had no estimate
+			}
 		}
 	}
 	if p.rate != 0 {

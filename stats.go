@@ -36,6 +36,8 @@ type BucketStats struct {
 	// Drift is the local estimate minus the server's count at the last
 	// correction (tokens before it minus what the server's cap left):
 	// positive when the bucket thought it had more than the server allowed.
+	// A correction of a bucket with no local limit yet (one still learning
+	// its rate) leaves it unchanged: such a bucket made no estimate.
 	Drift float64
 }
 
