@@ -413,7 +413,9 @@ func (m *model) remaining(o observation) {
 	grow := 0.0
 	end := math.Inf(1)
 	if m.kind == kindRefill {
-		grow = safety * m.steady() * m.ownShare() / float64(time.Second)
+		// At least a request per MaxCooldown: a cap is a server-derived
+		// wait too.
+		grow = max(safety*m.steady()*m.ownShare()/float64(time.Second), 1/m.maxCooldown)
 	} else if e != 0 {
 		// The window ends in [e − slack, e + slack]: real servers truncate
 		// (end after e) more often than they round up (end before e). Probe
@@ -431,7 +433,7 @@ func (m *model) remaining(o observation) {
 			}
 		}
 	} else if m.winLen > 0 {
-		end = o.arrived + m.winLen
+		end = o.arrived + min(m.winLen, m.maxCooldown)
 	} else {
 		end = o.arrived + coarseSlack
 	}
