@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // FuzzNeverStuck feeds a bucket that learns its rate a run of answers its
@@ -27,30 +29,53 @@ func FuzzNeverStuck(f *testing.F) {
 	})
 }
 
-// Each answer of a program is six bytes: status, limit, remaining, reset,
-// Retry-After and window, each an index into the tables below (taken
-// modulo their length), and then how long the answer took (×10 ms).
+// A program's first byte picks the bucket's configuration; then each
+// answer is seven bytes: status, limit, remaining, reset, Retry-After and
+// window, each an index into the tables below (taken modulo their length),
+// and how long the answer took (×10 ms).
 var (
+	stuckConfigs = []Config{
+		{},                      // learns its rate
+		{Limit: 10},             // told the rate
+		{Pace: PaceBurst},       // spends a window's quota at once
+		{Limit: rate.Inf},       // no local limit: only cooldowns
+		{Limit: 0.01, Burst: 1}, // told a rate slower than MaxCooldown
+	}
 	stuckStatuses  = []int{http.StatusOK, http.StatusTooManyRequests, http.StatusServiceUnavailable, 0}
 	stuckCounts    = []float64{-1, 0, 1, 2, 29, 30, 5000, 1e12}
 	stuckDurations = []time.Duration{0, 999 * time.Millisecond, time.Second, 3 * time.Second, time.Minute, time.Hour, 10 * 365 * 24 * time.Hour}
 )
 
 var neverStuckSeeds = [][]byte{
-	{0, 5, 4, 3, 0, 0, 1},                      // 29 of 30 left, reset in 3 s
-	{1, 5, 1, 6, 0, 0, 1},                      // a 429 whose reset is ten years out
-	{1, 0, 0, 0, 6, 0, 1},                      // a bare 429 whose Retry-After is ten years
-	{0, 5, 1, 0, 0, 5, 1, 0, 5, 1, 0, 0, 5, 1}, // spent, no reset, an hour's window
-	{3, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1}, // no answer, then a bare 429
-	{0, 7, 7, 6, 0, 6, 0, 1, 7, 1, 6, 6, 6, 0}, // absurd counts and lengths
+	{0, 0, 5, 4, 3, 0, 0, 1},                      // 29 of 30 left, reset in 3 s
+	{0, 1, 5, 1, 6, 0, 0, 1},                      // a 429 whose reset is ten years out
+	{0, 1, 0, 0, 0, 6, 0, 1},                      // a bare 429 whose Retry-After is ten years
+	{0, 0, 5, 1, 0, 0, 5, 1, 0, 5, 1, 0, 0, 5, 1}, // spent, no reset, an hour's window
+	{0, 3, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1}, // no answer, then a bare 429
+	{0, 0, 7, 7, 6, 0, 6, 0, 1, 7, 1, 6, 6, 6, 0}, // absurd counts and lengths
+	{1, 0, 5, 1, 0, 0, 5, 1},                      // told the rate, spent for an hour
+	{2, 0, 6, 0, 5, 0, 0, 1},                      // PaceBurst, spent until an hour's reset
+	{3, 1, 0, 0, 0, 0, 0, 1},                      // no local limit, a bare 429
+	{4, 0, 5, 1, 0, 0, 5, 1},                      // a crawl the user asked for
 }
 
 func runNeverStuck(t *testing.T, program []byte) {
 	const maxCooldown = 20 * time.Second
-	b := NewBucket(Config{MaxWait: -1, MaxCooldown: maxCooldown})
+	if len(program) == 0 {
+		return
+	}
+	c := stuckConfigs[int(program[0])%len(stuckConfigs)]
+	c.MaxWait, c.MaxCooldown = -1, maxCooldown
+	b := NewBucket(c)
+	program = program[1:]
+	// The told rate is the user's own wait, not the server's.
+	bound := 2*maxCooldown + 5*time.Second
+	if c.Limit > 0 && c.Limit != rate.Inf {
+		bound += time.Duration(float64(time.Second) / float64(c.Limit))
+	}
 	pick := func(i int, n int) int { return int(program[i]) % n }
 	for i := 0; i+6 < len(program); i += 7 {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*maxCooldown+5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), bound)
 		fl, err := b.Begin(ctx)
 		cancel()
 		if err != nil {
@@ -73,7 +98,7 @@ func runNeverStuck(t *testing.T, program []byte) {
 	// MaxCooldown (every wait the server asks for) plus the longest window
 	// (itself bounded by MaxCooldown), and a second's slack for whole-second
 	// resets, a request goes out.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*maxCooldown+5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	start := time.Now()
 	fl, err := b.Begin(ctx)
@@ -81,7 +106,10 @@ func runNeverStuck(t *testing.T, program []byte) {
 		t.Fatalf("after the answers the bucket refused for longer than MaxCooldown + window: %v (state %+v)", err, b.Stats())
 	}
 	fl.DoneQuota(http.StatusOK, Quota{Limit: -1, Remaining: -1})
-	if waited := time.Since(start); waited > 2*maxCooldown+2*time.Second {
+	if waited := time.Since(start); waited > bound {
 		t.Fatalf("waited %v", waited)
+	}
+	if testing.Verbose() {
+		t.Logf("the last request waited %v", time.Since(start))
 	}
 }
