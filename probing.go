@@ -107,10 +107,12 @@ func (m *model) cutRate(o observation) {
 		// second. Its burst inflates the figure; probing corrects it.
 		r = 1.25 * served / max(elapsed, 1)
 	case elapsed >= 1:
-		// What the server served since the last cut, over that time: a
-		// little over it, at most the rate in force, and at least 30% of
-		// it (one episode cannot collapse the rate).
-		r = min(max(1.25*served/elapsed, 0.3*m.rate), m.rate)
+		// What the server served since the last cut, over that time (a
+		// window server's rate, once the cuts fall once a window), at most
+		// the rate in force, and at least 30% of it (one episode cannot
+		// collapse the rate). Not a quarter over it, as before: over 20 s
+		// runs the two no-header windows drew 6.4% 429s against 8.1%.
+		r = min(max(served/elapsed, 0.3*m.rate), m.rate)
 	default:
 		r = m.rate // too short to measure anything
 	}
