@@ -111,6 +111,7 @@ func NewBucket(c Config) *Bucket { return newBucket(c, time.Now()) }
 // lookup of a request's bucket and its admission.
 func newBucket(c Config, epoch time.Time) *Bucket {
 	b := &Bucket{epoch: epoch, maxQueue: c.MaxQueue, maxWait: math.Inf(1)}
+	b.q.init(c.Aging)
 	if b.maxQueue == 0 {
 		b.maxQueue = DefaultMaxQueue
 	}

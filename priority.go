@@ -1,0 +1,82 @@
+package throttle
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// A Priority orders the callers waiting in a bucket's queue: a waiter of a
+// higher priority is served before those of lower priorities, and callers
+// of one priority are served first-in first-out. There are three levels;
+// the zero value is [PriorityNormal]. Values beyond the levels count as the
+// nearest level.
+//
+// Priorities reorder only the queue. [Bucket.Allow] takes no priority and
+// never takes a token while anyone waits; a caller that finds nobody of
+// its priority or higher waiting is admitted at once if the tokens are
+// there, whatever waits at lower priorities.
+//
+// Waiting raises a waiter's priority ([Config.Aging]): a waiter is
+// served as if it had arrived d×Aging earlier, d being how many levels above
+// PriorityLow it stands. So a caller is never overtaken by one that
+// arrived more than (its priority's lead)×Aging after it: PriorityLow waits
+// for PriorityHigh callers arriving up to 2×Aging after it, and then for
+// nobody new.
+type Priority int
+
+const (
+	// PriorityLow is for work that can wait: background syncs, prefetching.
+	PriorityLow Priority = -1
+	// PriorityNormal is the default: requests whose context carries no
+	// priority.
+	PriorityNormal Priority = 0
+	// PriorityHigh is for a user waiting on the answer.
+	PriorityHigh Priority = 1
+)
+
+// levels is the number of priority levels.
+const levels = int(PriorityHigh-PriorityLow) + 1
+
+// DefaultAging is how long a waiter waits to rise one priority level when
+// Config.Aging is zero.
+const DefaultAging = 5 * time.Second
+
+func (p Priority) String() string {
+	switch p.level() {
+	case 0:
+		return "low"
+	case 2:
+		return "high"
+	}
+	return "normal"
+}
+
+// level is the index of p's level in a queue: 0 for PriorityLow.
+func (p Priority) level() int {
+	return int(min(max(p, PriorityLow), PriorityHigh) - PriorityLow)
+}
+
+type priorityKey struct{}
+
+// WithPriority returns a copy of ctx that carries p: [Bucket.Wait],
+// [Bucket.WaitN], [Bucket.Begin] and a [Transport] queue a caller with
+// that context at priority p.
+func WithPriority(ctx context.Context, p Priority) context.Context {
+	return context.WithValue(ctx, priorityKey{}, p)
+}
+
+// PriorityFrom returns the priority ctx carries, [PriorityNormal] if none.
+func PriorityFrom(ctx context.Context) Priority {
+	p, _ := ctx.Value(priorityKey{}).(Priority)
+	return p
+}
+
+// waitContext returns the context a request waits with: its own, with the
+// priority Transport.Priority computes for it, if set.
+func (t *Transport) waitContext(req *http.Request) context.Context {
+	if t.Priority == nil {
+		return req.Context()
+	}
+	return WithPriority(req.Context(), t.Priority(req))
+}
