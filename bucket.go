@@ -104,12 +104,13 @@ const slowPath = ^uint64(0)
 // that its first window never holds more than the server's quota. Invalid
 // fields of c are replaced as documented on [Config]; use [Config.Validate]
 // to reject them instead.
-func NewBucket(c Config) *Bucket { return newBucket(c, time.Now()) }
+func NewBucket(c Config) *Bucket { return newBucket(c, time.Now(), 0) }
 
-// newBucket is NewBucket with the origin of the bucket's clock: a
-// Transport's buckets share its clock, so that one reading serves the
-// lookup of a request's bucket and its admission.
-func newBucket(c Config, epoch time.Time) *Bucket {
+// newBucket is NewBucket with the origin of the bucket's clock and the time
+// on it: a Transport's buckets share its clock, so that one reading serves
+// the lookup of a request's bucket and its admission (a bucket made after
+// that reading must already be full at it).
+func newBucket(c Config, epoch time.Time, now float64) *Bucket {
 	b := &Bucket{epoch: epoch, maxQueue: c.MaxQueue, maxWait: math.Inf(1)}
 	b.q.init(c.Aging)
 	if b.maxQueue == 0 {
@@ -155,7 +156,7 @@ func newBucket(c Config, epoch time.Time) *Bucket {
 	b.limit = limit
 	b.burst = max(c.Burst, 0)
 	b.auto = b.burst == 0
-	b.tat = b.now() // full
+	b.tat = now // full
 	b.applyParams()
 	if b.auto && limit != rate.Inf {
 		// Told the rate, with the default burst: start with one token,

@@ -429,7 +429,7 @@ func (t *Transport) getLocked(id bucketID, now float64) *entry {
 	if e == nil {
 		c := t.Config
 		c.Name = id.name()
-		e = &entry{b: newBucket(c, t.epoch)}
+		e = &entry{b: newBucket(c, t.epoch, now)}
 		t.buckets[id] = e
 	}
 	e.used.Store(math.Float64bits(now))
