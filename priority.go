@@ -59,11 +59,15 @@ func (p Priority) level() int {
 
 type priorityKey struct{}
 
-// WithPriority returns a copy of ctx that carries p: [Bucket.Wait],
-// [Bucket.WaitN], [Bucket.Begin] and a [Transport] queue a caller with
-// that context at priority p.
+// boxed holds each level's Priority as an interface value, so that
+// WithPriority allocates only its context.
+var boxed = [levels]any{PriorityLow, PriorityNormal, PriorityHigh}
+
+// WithPriority returns a copy of ctx that carries p, as its nearest level:
+// [Bucket.Wait], [Bucket.WaitN], [Bucket.Begin] and a [Transport] queue a
+// caller with that context at priority p.
 func WithPriority(ctx context.Context, p Priority) context.Context {
-	return context.WithValue(ctx, priorityKey{}, p)
+	return context.WithValue(ctx, priorityKey{}, boxed[p.level()])
 }
 
 // PriorityFrom returns the priority ctx carries, [PriorityNormal] if none.

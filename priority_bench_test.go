@@ -72,3 +72,13 @@ func benchQueue(b *testing.B, depth, spread int, maxWait time.Duration) {
 	}
 	bk.mu.Unlock()
 }
+
+// BenchmarkWithPriority measures what Transport.Priority adds to a request:
+// one context.
+func BenchmarkWithPriority(b *testing.B) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = WithPriority(ctx, PriorityLow)
+	}
+}
