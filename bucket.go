@@ -18,8 +18,10 @@ import (
 // runs no timers or goroutines of its own while nobody waits.
 //
 // Callers that cannot be admitted at once either give up ([Bucket.Allow]) or
-// queue ([Bucket.Wait]): the queue is strictly first-in first-out, bounded by
-// [Config.MaxQueue] and [Config.MaxWait], and Allow never overtakes it. The
+// queue ([Bucket.Wait]): the queue serves higher priorities first
+// ([WithPriority], aged by [Config.Aging]) and each priority first-in
+// first-out; it is bounded by [Config.MaxQueue] and [Config.MaxWait], and
+// Allow never overtakes it. The
 // waiting caller's own goroutine sleeps; cancelling its context removes it and
 // lets the callers behind it move up at once.
 //

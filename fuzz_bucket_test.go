@@ -221,6 +221,9 @@ func runBucketProgram(t *testing.T, code []byte) {
 					if deadline > 0 && at > joinedAt+deadline {
 						t.Errorf("waiter %d: granted at %v, after its deadline %v", id, at, joinedAt+deadline)
 					}
+					if c.MaxWait > 0 && at > joinedAt+c.MaxWait {
+						t.Errorf("waiter %d: granted at %v, beyond MaxWait after it joined at %v", id, at, joinedAt)
+					}
 					grants = append(grants, grant{at, n, stretch})
 					served = append(served, servedWaiter{id, joinedAt, at, prio})
 				case errors.Is(err, ErrQueueFull), errors.Is(err, ErrWaitTooLong), errors.Is(err, ErrExceedsBurst),

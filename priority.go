@@ -2,6 +2,7 @@ package throttle
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"time"
 )
@@ -55,6 +56,102 @@ func (p Priority) String() string {
 // level is the index of p's level in a queue: 0 for PriorityLow.
 func (p Priority) level() int {
 	return int(min(max(p, PriorityLow), PriorityHigh) - PriorityLow)
+}
+
+// A level is the waiters of one level, in order of service.
+type level struct {
+	head, tail *waiter
+	len        int
+	tokens     int
+	// slack is at most the least margin (deadline − planned time) of its
+	// waiters: an arrival that puts n tokens ahead of them re-plans them
+	// only when their margin may have run out.
+	slack float64
+}
+
+// link puts w at the tail of l.
+func (l *level) link(w *waiter) {
+	w.prev = l.tail
+	if l.tail == nil {
+		l.head = w
+	} else {
+		l.tail.next = w
+	}
+	l.tail = w
+	l.len++
+	l.tokens += w.n
+}
+
+// unlink takes w out of l.
+func (l *level) unlink(w *waiter) {
+	if w.prev == nil {
+		l.head = w.next
+	} else {
+		w.prev.next = w.next
+	}
+	if w.next == nil {
+		l.tail = w.prev
+	} else {
+		w.next.prev = w.prev
+	}
+	w.prev, w.next = nil, nil
+	l.len--
+	l.tokens -= w.n
+	if l.len == 0 {
+		l.slack = math.Inf(1)
+	}
+}
+
+// init readies an empty queue whose waiters rise a level per aging
+// (Config.Aging).
+func (q *queue) init(aging time.Duration) {
+	switch {
+	case aging == 0:
+		q.aging = float64(DefaultAging)
+	case aging > 0:
+		q.aging = float64(aging)
+	default:
+		q.aging = math.Inf(1)
+	}
+	for i := range q.lv {
+		q.lv[i].slack = math.Inf(1)
+	}
+}
+
+// age moves up the waiters that have waited long enough to rise a level,
+// so that the levels hold the order of service at now. Each level's
+// oldest rises first; a waiter rises at most levels−1 times.
+func (q *queue) age(now float64) {
+	for i := range levels - 1 {
+		l := &q.lv[i]
+		for w := l.head; w != nil && now >= w.since+float64(i+1-int(w.base))*q.aging; w = l.head {
+			up := &q.lv[i+1]
+			up.slack = min(up.slack, l.slack) // before unlink resets an emptied level's
+			l.unlink(w)
+			w.level++
+			up.link(w)
+		}
+	}
+}
+
+// ahead returns the tokens queued at level i and above: those of the
+// waiters a caller of level i would be served after.
+func (q *queue) ahead(i int) int {
+	n := 0
+	for ; i < levels; i++ {
+		n += q.lv[i].tokens
+	}
+	return n
+}
+
+// last returns the waiter that would be served last, nil if none.
+func (q *queue) last() *waiter {
+	for i := range levels {
+		if w := q.lv[i].tail; w != nil {
+			return w
+		}
+	}
+	return nil
 }
 
 type priorityKey struct{}

@@ -339,3 +339,21 @@ func TestTransportPriority(t *testing.T) {
 		assert.Equal(t, []string{"/first", "/click", "/list", "/sync"}, order)
 	})
 }
+
+// TestPriorityReplanAfterAging: a waiter that aged into a higher level
+// keeps its margin there, so that a caller overtaking it in its new level
+// still re-plans it.
+func TestPriorityReplanAfterAging(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{Limit: 0.25, Burst: 1, MaxWait: 5 * time.Second, Aging: time.Second})
+		require.True(t, b.Allow())
+		ws := newWaiters()
+		ws.waitAs(t.Context(), b, PriorityLow, 0, 1) // planned at 4s: 1s of margin
+		time.Sleep(1500 * time.Millisecond)          // now at the normal level
+		ws.waitAs(t.Context(), b, PriorityHigh, 1, 1)
+		got := ws.results()
+		require.ErrorIs(t, got[0].err, ErrWaitTooLong, "pushed to 8s, beyond MaxWait")
+		assert.Equal(t, 1500*time.Millisecond, got[0].at, "fails as it is overtaken")
+		assert.Equal(t, result{1, 4 * time.Second, nil}, got[1])
+	})
+}

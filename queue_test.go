@@ -321,6 +321,9 @@ func checkProperties(t *testing.T, seed uint64) {
 				defer mu.Unlock()
 				returned++
 				if err == nil {
+					if waited := time.Since(start) - now; waited > 5*time.Second {
+						t.Errorf("waiter %d (%v) served after %v, beyond MaxWait", i, p, waited)
+					}
 					admitted = append(admitted, event{time.Since(start), now, n, i, p})
 					return
 				}
