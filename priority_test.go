@@ -357,3 +357,20 @@ func TestPriorityReplanAfterAging(t *testing.T) {
 		assert.Equal(t, result{1, 4 * time.Second, nil}, got[1])
 	})
 }
+
+// TestPriorityShared: with a Store the queue stays local and its head asks
+// the store; a high-priority caller becomes the head and goes first.
+func TestPriorityShared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{Limit: 1, Burst: 1, MaxWait: -1, Store: newMemStore(), Name: "prio"})
+		require.True(t, b.Allow())
+		ws := newWaiters()
+		ws.waitAs(t.Context(), b, PriorityLow, 0, 1)
+		ws.waitAs(t.Context(), b, PriorityLow, 1, 1)
+		ws.waitAs(t.Context(), b, PriorityHigh, 2, 1)
+		got := ws.results()
+		assert.Equal(t, result{2, time.Second, nil}, got[2])
+		assert.Equal(t, result{0, 2 * time.Second, nil}, got[0])
+		assert.Equal(t, result{1, 3 * time.Second, nil}, got[1])
+	})
+}
