@@ -21,9 +21,9 @@ import (
 // queue ([Bucket.Wait]): the queue serves higher priorities first
 // ([WithPriority], aged by [Config.Aging]) and each priority first-in
 // first-out; it is bounded by [Config.MaxQueue] and [Config.MaxWait], and
-// Allow never overtakes it. The
-// waiting caller's own goroutine sleeps; cancelling its context removes it and
-// lets the callers behind it move up at once.
+// Allow never overtakes it. The waiting caller's own goroutine sleeps;
+// cancelling its context removes it and lets the callers behind it move up
+// at once.
 //
 // The server's view overrides the local estimate: [Bucket.Observe] folds each
 // response's rate-limit headers into the bucket, lowering its tokens, learning
