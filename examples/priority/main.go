@@ -178,8 +178,11 @@ func scenario(ctx context.Context, url string, base http.RoundTripper, o options
 				err := get(fmt.Sprintf("/sync/items?worker=%d&page=%d", w, page))
 				switch {
 				case ctx.Err() != nil:
-				case err != nil:
-					time.Sleep(time.Second) // refused: retry later, not in a busy loop
+				case err != nil: // refused: retry later, not in a busy loop
+					select {
+					case <-ctx.Done():
+					case <-time.After(time.Second):
+					}
 				default:
 					mu.Lock()
 					r.pages++
@@ -189,11 +192,10 @@ func scenario(ctx context.Context, url string, base http.RoundTripper, o options
 		})
 	}
 	rng := rand.New(rand.NewPCG(1, 2)) // the same user every run
-	for {
-		pause := time.Duration((0.5 + rng.Float64()) * float64(o.every))
+	for ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
-		case <-time.After(pause):
+		case <-time.After(time.Duration((0.5 + rng.Float64()) * float64(o.every))):
 			wg.Go(func() {
 				start := time.Now()
 				err := get("/search?q=throttle")
@@ -207,9 +209,7 @@ func scenario(ctx context.Context, url string, base http.RoundTripper, o options
 					r.userErrs++
 				}
 			})
-			continue
 		}
-		break
 	}
 	wg.Wait()
 	return r
