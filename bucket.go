@@ -18,10 +18,12 @@ import (
 // runs no timers or goroutines of its own while nobody waits.
 //
 // Callers that cannot be admitted at once either give up ([Bucket.Allow]) or
-// queue ([Bucket.Wait]): the queue is strictly first-in first-out, bounded by
-// [Config.MaxQueue] and [Config.MaxWait], and Allow never overtakes it. The
-// waiting caller's own goroutine sleeps; cancelling its context removes it and
-// lets the callers behind it move up at once.
+// queue ([Bucket.Wait]): the queue serves higher priorities first
+// ([WithPriority], aged by [Config.Aging]) and each priority first-in
+// first-out; it is bounded by [Config.MaxQueue] and [Config.MaxWait], and
+// Allow never overtakes it. The waiting caller's own goroutine sleeps;
+// cancelling its context removes it and lets the callers behind it move up
+// at once.
 //
 // The server's view overrides the local estimate: [Bucket.Observe] folds each
 // response's rate-limit headers into the bucket, lowering its tokens, learning
@@ -104,13 +106,15 @@ const slowPath = ^uint64(0)
 // that its first window never holds more than the server's quota. Invalid
 // fields of c are replaced as documented on [Config]; use [Config.Validate]
 // to reject them instead.
-func NewBucket(c Config) *Bucket { return newBucket(c, time.Now()) }
+func NewBucket(c Config) *Bucket { return newBucket(c, time.Now(), 0) }
 
-// newBucket is NewBucket with the origin of the bucket's clock: a
-// Transport's buckets share its clock, so that one reading serves the
-// lookup of a request's bucket and its admission.
-func newBucket(c Config, epoch time.Time) *Bucket {
+// newBucket is NewBucket with the origin of the bucket's clock and the time
+// on it: a Transport's buckets share its clock, so that one reading serves
+// the lookup of a request's bucket and its admission (a bucket made after
+// that reading must already be full at it).
+func newBucket(c Config, epoch time.Time, now float64) *Bucket {
 	b := &Bucket{epoch: epoch, maxQueue: c.MaxQueue, maxWait: math.Inf(1)}
+	b.q.init(c.Aging)
 	if b.maxQueue == 0 {
 		b.maxQueue = DefaultMaxQueue
 	}
@@ -154,7 +158,7 @@ func newBucket(c Config, epoch time.Time) *Bucket {
 	b.limit = limit
 	b.burst = max(c.Burst, 0)
 	b.auto = b.burst == 0
-	b.tat = b.now() // full
+	b.tat = now // full
 	b.applyParams()
 	if b.auto && limit != rate.Inf {
 		// Told the rate, with the default burst: start with one token,

@@ -55,6 +55,15 @@ type Config struct {
 	// means [DefaultMaxWait]; negative means no limit beyond the context's.
 	MaxWait time.Duration
 
+	// Aging is how long a waiter waits to rise one [Priority] level: a
+	// waiter is served as if it had arrived Aging earlier per level its
+	// priority stands above PriorityLow, so it is never overtaken by a
+	// caller arriving more than 2×Aging after it. Zero means
+	// [DefaultAging]; negative means no aging: higher priorities always go
+	// first, and a low one waits for as long as they keep coming, bounded
+	// only by MaxWait.
+	Aging time.Duration
+
 	// Pace chooses how a bucket spends a quota that the server reports:
 	// [PaceEven] (the zero value) spreads what is left over the time left,
 	// [PaceBurst] lets callers spend it at once and then holds them until the

@@ -21,19 +21,25 @@
 //
 // # The queue
 //
-// [Bucket.Wait] queues the callers it cannot admit at once, strictly first in,
-// first out: a WaitN for many tokens at the head is not overtaken by smaller
-// ones behind it, and Allow never jumps the queue. Each caller sleeps on its
-// own goroutine; only the head has a timer. Admission is decided up front: a
-// full queue ([Config.MaxQueue], default [DefaultMaxQueue]) fails with
-// [ErrQueueFull], a predicted wait beyond [Config.MaxWait] (default
-// [DefaultMaxWait]) or the context's deadline with [ErrWaitTooLong] (which
-// also matches [context.DeadlineExceeded] when the deadline is the reason),
-// and n beyond the burst with [ErrExceedsBurst]. Nobody sits in the queue only
-// to time out. A cancelled caller leaves the queue at once and gives back any
-// tokens set aside for it. When the bucket changes under the queue (a new
-// rate, a correction, a cooldown) the waiters are re-planned, and those that
-// can no longer be served in time fail at once.
+// [Bucket.Wait] queues the callers it cannot admit at once, by [Priority]
+// ([WithPriority], [Transport.Priority]; three levels) and first in, first
+// out within a priority: a WaitN for many tokens at the head of its priority
+// is not overtaken by smaller ones behind it, and Allow never jumps the
+// queue. Waiting raises a caller's priority a level per [Config.Aging], so
+// that a stream of higher priority callers delays it by a bounded time.
+// Each caller sleeps on its own goroutine; only the head has a timer.
+// Admission is decided up front: a full queue ([Config.MaxQueue], default
+// [DefaultMaxQueue]) fails with [ErrQueueFull], unless the caller would be
+// served before the last waiter, which then fails with ErrQueueFull in its
+// place; a predicted wait beyond [Config.MaxWait] (default
+// [DefaultMaxWait]) or the context's deadline fails with [ErrWaitTooLong]
+// (which also matches [context.DeadlineExceeded] when the deadline is the
+// reason), and n beyond the burst with [ErrExceedsBurst]. Nobody sits in the
+// queue only to time out. A cancelled caller leaves the queue at once and
+// gives back any tokens set aside for it. When the bucket changes under the
+// queue (a new rate, a correction, a cooldown, a caller of higher priority
+// put ahead) the waiters are re-planned, and those that can no longer be
+// served in time fail at once.
 //
 // # Adaptation
 //

@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -27,7 +28,9 @@ import (
 //   - before the first answer (Config.Limit 0) the limit is not known: one
 //     call goes through and the rest wait for the answer;
 //   - Allow never succeeds while a caller waits, and waiters are served in
-//     the order they queued;
+//     the order of their priorities with aging: of two waiting at once, the
+//     first served is the one that queued first once each is moved back by
+//     its priority's lead × Config.Aging;
 //   - every WaitN returns, once, with nil or a documented error, and never
 //     succeeds after its deadline;
 //   - nothing panics.
@@ -133,6 +136,13 @@ type grant struct {
 	stretch int
 }
 
+// A servedWaiter is a waiter granted its tokens: id is the order it queued in.
+type servedWaiter struct {
+	id         int
+	joined, at time.Duration
+	p          Priority
+}
+
 // A regime is the limit and burst in force from a time on.
 type regime struct {
 	from  time.Duration
@@ -150,9 +160,9 @@ func runBucketProgram(t *testing.T, code []byte) {
 	var (
 		mu       sync.Mutex
 		grants   []grant
-		served   []grant // granted waiters: n is the order they queued in
-		stretch  int     // answers observed so far
-		learning []bool  // by stretch: no answer yet, the limit unknown
+		served   []servedWaiter
+		stretch  int    // answers observed so far
+		learning []bool // by stretch: no answer yet, the limit unknown
 		regimes  = []regime{{0, b.Limit(), b.Burst()}}
 		wg       sync.WaitGroup
 		joined   int
@@ -185,11 +195,13 @@ func runBucketProgram(t *testing.T, code []byte) {
 				mu.Unlock()
 			}
 		case opWait:
-			n := 1 + int(p.next()%5)
+			nb := p.next()
+			n := 1 + int(nb%5)
+			prio := []Priority{PriorityNormal, PriorityLow, PriorityHigh}[nb/5%3]
 			deadline, cancelAfter := time.Duration(p.next())*50*time.Millisecond, time.Duration(p.next())*50*time.Millisecond
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(WithPriority(context.Background(), prio))
 			if deadline > 0 {
-				ctx, cancel = context.WithTimeout(context.Background(), deadline)
+				ctx, cancel = context.WithTimeout(WithPriority(context.Background(), prio), deadline)
 			}
 			id, joinedAt := joined, since()
 			joined++
@@ -209,8 +221,11 @@ func runBucketProgram(t *testing.T, code []byte) {
 					if deadline > 0 && at > joinedAt+deadline {
 						t.Errorf("waiter %d: granted at %v, after its deadline %v", id, at, joinedAt+deadline)
 					}
+					if c.MaxWait > 0 && at > joinedAt+c.MaxWait {
+						t.Errorf("waiter %d: granted at %v, beyond MaxWait after it joined at %v", id, at, joinedAt)
+					}
 					grants = append(grants, grant{at, n, stretch})
-					served = append(served, grant{at: at, n: id})
+					served = append(served, servedWaiter{id, joinedAt, at, prio})
 				case errors.Is(err, ErrQueueFull), errors.Is(err, ErrWaitTooLong), errors.Is(err, ErrExceedsBurst),
 					errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 				default:
@@ -252,11 +267,16 @@ func runBucketProgram(t *testing.T, code []byte) {
 		t.Fatalf("%d waiters joined, %d returned", joined, returned)
 	}
 
-	// Waiters are served in the order they queued.
-	slices.SortFunc(served, func(a, b grant) int { return a.n - b.n })
-	for i := 1; i < len(served); i++ {
-		if served[i].at < served[i-1].at {
-			t.Fatalf("waiter %d served at %v, before waiter %d, queued ahead of it, at %v", served[i].n, served[i].at, served[i-1].n, served[i-1].at)
+	// Waiters are served in order of priority with aging.
+	aging := cmp.Or(c.Aging, DefaultAging)
+	key := func(w servedWaiter) time.Duration { return w.joined - time.Duration(w.p.level())*aging }
+	slices.SortFunc(served, func(a, b servedWaiter) int { return cmp.Or(cmp.Compare(key(a), key(b)), a.id-b.id) })
+	for i, v := range served {
+		for _, w := range served[i+1:] {
+			if w.at < v.at && v.joined < w.at {
+				t.Fatalf("waiter %d (%v, joined %v) served at %v, before waiter %d (%v, joined %v), ahead of it, at %v",
+					w.id, w.p, w.joined, w.at, v.id, v.p, v.joined, v.at)
+			}
 		}
 	}
 	// The token-bucket bound, within each stretch between answers.

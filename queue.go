@@ -13,52 +13,67 @@ import (
 type waiter struct {
 	n          int
 	seq        uint64  // the admission's sequence number, once granted
-	flight     bool    // Begin's: counted in flight when granted
 	since      float64 // when it joined the queue
 	waited     float64 // once granted: how long it waited
 	deadline   float64 // bucket clock; +Inf: none
-	byCtx      bool    // deadline is the context's, not MaxWait's
 	ready      chan struct{}
 	turn       chan struct{} // with a Store: the head is to ask the store (again)
-	prev, next *waiter
-	done       bool
+	prev, next *waiter       // in its level
 	err        error
+	base       int8 // its priority's level
+	level      int8 // the level it is queued in: base, raised by aging
+	flight     bool // Begin's: counted in flight when granted
+	byCtx      bool // deadline is the context's, not MaxWait's
+	done       bool
 }
 
-// queue is the FIFO of waiters, an intrusive doubly linked list so that
-// admission and cancellation cost O(1).
+// queue holds the waiters, one first-in first-out list per priority level,
+// each an intrusive doubly linked list so that admission and cancellation
+// cost O(levels).
+//
+// The order of service is by key, since − base×aging (ties first come,
+// first served): a waiter is served as if it had arrived earlier by its
+// priority's lead. The lists keep that order cheaply: a waiter moves up to
+// the next level (to its tail) when it has waited one aging more, so that
+// at any time every key in a level is lower than every key below it. The
+// head of the highest non-empty level is the next to be served, and the
+// waiters a caller of level l is served before are exactly those below l.
 type queue struct {
-	head, tail *waiter
-	len        int
-	tokens     int // sum of n over the queue
+	lv     [levels]level
+	head   *waiter // the next to be served
+	len    int
+	tokens int     // sum of n over the queue
+	aging  float64 // nanoseconds per level; +Inf: none
 }
 
 func (q *queue) push(w *waiter) {
-	w.prev = q.tail
-	if q.tail == nil {
-		q.head = w
-	} else {
-		q.tail.next = w
-	}
-	q.tail = w
+	q.lv[w.level].link(w)
 	q.len++
 	q.tokens += w.n
+	q.setHead()
 }
 
 func (q *queue) remove(w *waiter) {
-	if w.prev == nil {
-		q.head = w.next
-	} else {
-		w.prev.next = w.next
-	}
-	if w.next == nil {
-		q.tail = w.prev
-	} else {
-		w.next.prev = w.prev
-	}
-	w.prev, w.next = nil, nil
+	q.lv[w.level].unlink(w)
 	q.len--
 	q.tokens -= w.n
+	q.setHead()
+}
+
+func (q *queue) setHead() {
+	q.head = nil
+	for i := levels - 1; i >= 0 && q.head == nil; i-- {
+		q.head = q.lv[i].head
+	}
+}
+
+// each calls f for every waiter.
+func (q *queue) each(f func(*waiter)) {
+	for i := range levels {
+		for w := q.lv[i].head; w != nil; w = w.next {
+			f(w)
+		}
+	}
 }
 
 // Wait blocks until a token is available and takes it. Wait is shorthand for
@@ -67,15 +82,26 @@ func (b *Bucket) Wait(ctx context.Context) error { return b.WaitN(ctx, 1) }
 
 // WaitN blocks until n tokens are available and takes them, or fails.
 //
-// Callers are served strictly in arrival order: a caller asking for many
-// tokens at the head of the queue is not overtaken by smaller requests behind
-// it. Admission is decided at once: WaitN fails without waiting with
-// [ErrQueueFull] when Config.MaxQueue callers already wait, with
-// [ErrWaitTooLong] when the predicted wait exceeds Config.MaxWait or ctx's
-// deadline, and with [ErrExceedsBurst] when n is more than the bucket holds.
+// Callers wait in order of priority ([WithPriority]; [PriorityNormal] by
+// default) and, within a priority, strictly in arrival order: a caller
+// asking for many tokens at the head of its priority is not overtaken by
+// smaller requests of that priority behind it. Waiting raises a caller's
+// priority by one level per [Config.Aging], so that no caller waits long
+// behind a stream of higher priority ones (see [Priority]).
+//
+// Admission is decided at once, as if nobody were to overtake the caller:
+// WaitN fails without waiting with [ErrWaitTooLong] when the predicted wait
+// exceeds Config.MaxWait or ctx's deadline, with [ErrExceedsBurst] when n is
+// more than the bucket holds, and with [ErrQueueFull] when Config.MaxQueue
+// callers already wait and none of them would be served after it. When
+// one would, the queue makes room: the waiter to be served last (the
+// newest of the lowest level, aging counted) fails at once with
+// ErrQueueFull instead.
+//
 // If the bucket changes while the caller waits (new limit, a server
-// correction, a cooldown), the wait is re-planned and fails with
-// [ErrWaitTooLong] as soon as it can no longer end in time.
+// correction, a cooldown), or a caller of higher priority is put ahead of
+// it, the wait is re-planned and fails with [ErrWaitTooLong] as soon as it
+// can no longer end in time.
 //
 // If ctx ends first, the caller leaves the queue, any tokens granted to it are
 // returned to the bucket, and the error wraps ctx.Err(). WaitN(ctx, 0)
@@ -159,10 +185,15 @@ func (b *Bucket) refused(err error) {
 // the sequence number, nil), refuses (nil, 0, err), or queues the caller. It
 // requires that b.mu is held and the state owned.
 func (b *Bucket) enqueue(ctx context.Context, now float64, n int, flight bool) (*waiter, uint64, error) {
-	if b.q.len == 0 && now >= b.hold {
+	b.q.age(now)
+	if lv := PriorityFrom(ctx).level(); b.q.ahead(lv) == 0 && now >= b.hold {
 		if seq := b.take(now, n); seq != 0 {
 			if flight {
 				b.inflight.Add(1)
+			}
+			if b.q.len > 0 { // it went ahead of the lower levels' waiters
+				b.overtake(now, lv, n)
+				b.arm(now)
 			}
 			return nil, seq, nil
 		}
@@ -180,8 +211,18 @@ func (b *Bucket) admit(ctx context.Context, now float64, n int) (*waiter, error)
 	if b.iv() != 0 && n > b.burst {
 		return nil, fmt.Errorf("%w: %d tokens asked, burst is %d", ErrExceedsBurst, n, b.burst)
 	}
-	if b.maxQueue < 0 || b.q.len >= b.maxQueue {
+	if b.maxQueue < 0 {
 		return nil, fmt.Errorf("%w: %d callers waiting", ErrQueueFull, b.q.len)
+	}
+	b.q.age(now)
+	lv := PriorityFrom(ctx).level()
+	var displaced *waiter
+	if b.q.len >= b.maxQueue {
+		// Full: room is made only by the one waiter the caller would be
+		// served before that is served last.
+		if displaced = b.q.last(); displaced == nil || int(displaced.level) >= lv {
+			return nil, fmt.Errorf("%w: %d callers waiting", ErrQueueFull, b.q.len)
+		}
 	}
 	deadline, byCtx := now+b.maxWait, false
 	if d, ok := ctx.Deadline(); ok {
@@ -189,19 +230,49 @@ func (b *Bucket) admit(ctx context.Context, now float64, n int) (*waiter, error)
 			deadline, byCtx = at, true
 		}
 	}
-	if at := b.planned(now, b.q.tokens+n); at > deadline {
+	ahead := b.q.ahead(lv)
+	at := b.planned(now, ahead+n)
+	if at > deadline {
 		return nil, tooLong(at-now, deadline-now, byCtx)
 	}
-	w := &waiter{n: n, since: now, deadline: deadline, byCtx: byCtx, ready: make(chan struct{})}
+	if displaced != nil {
+		b.finish(now, displaced, fmt.Errorf("%w: %d callers waiting, displaced by one of higher priority", ErrQueueFull, b.q.len))
+	}
+	w := &waiter{n: n, since: now, deadline: deadline, byCtx: byCtx, ready: make(chan struct{}), base: int8(lv), level: int8(lv)}
 	if b.store != nil {
 		w.turn = make(chan struct{}, 1)
 	}
 	b.q.push(w)
-	b.planWait(now, w)
+	b.planWait(now, w, ahead+n)
+	l := &b.q.lv[lv]
+	l.slack = min(l.slack, margin(deadline, at))
+	b.overtake(now, lv, n)
 	if b.q.head == w {
 		b.arm(now)
 	}
 	return w, nil
+}
+
+// overtake re-plans the waiters below level lv, n tokens of which were put
+// ahead of them: those that can no longer be served in time fail at once.
+// Only the levels whose slack may have run out are walked, unless a
+// cooldown or a server's cap is in force, under which waiting changes the
+// plan too. It requires that b.mu is held and the state owned.
+func (b *Bucket) overtake(now float64, lv, n int) {
+	if lv == 0 || b.q.ahead(0) == b.q.ahead(lv) || b.store != nil || b.learning {
+		return // nobody below, or nothing plans by the tokens ahead
+	}
+	if now < b.hold || now < b.capEnd {
+		b.replanLevels(now, lv-1)
+		return
+	}
+	d := float64(n) * b.iv()
+	for i := lv - 1; i >= 0; i-- {
+		if b.q.lv[i].slack -= d; b.q.lv[i].slack < 0 {
+			b.replanLevels(now, i)
+			return
+		}
+	}
 }
 
 // planned returns when a caller needing n tokens, counting those of the
@@ -215,6 +286,15 @@ func (b *Bucket) planned(now float64, n int) float64 {
 	// Beyond what the server has left: when the cap grows enough, or its
 	// window ends.
 	return max(b.hold, b.readyAt(now, n), b.capFree(now, n))
+}
+
+// margin is how much later than at a waiter with deadline may be served:
+// +Inf for no deadline, even one planned for never.
+func margin(deadline, at float64) float64 {
+	if math.IsInf(deadline, 1) {
+		return deadline
+	}
+	return deadline - at
 }
 
 func tooLong(wait, allowed float64, byCtx bool) error {
@@ -277,9 +357,7 @@ func (b *Bucket) arm(now float64) {
 		// so that nobody waits beyond MaxWait for that answer, or when the
 		// probe is given up for lost.
 		at = max(b.probeLost(), b.readyAt(now, w.n), b.capFree(now, w.n))
-		for x := w; x != nil; x = x.next {
-			at = min(at, x.deadline)
-		}
+		b.q.each(func(x *waiter) { at = min(at, x.deadline) })
 	default:
 		at = b.planned(now, w.n)
 	}
@@ -315,23 +393,37 @@ func (b *Bucket) wake() {
 }
 
 // replan is called after the bucket changed under its queue. It refuses the
-// callers that can no longer be served within their deadline, in queue order
-// so that each one's removal moves those behind it up, then serves the head.
-// It requires that b.mu is held and the state owned.
+// callers that can no longer be served within their deadline, in order of
+// service so that each one's removal moves those behind it up, then serves
+// the head. It requires that b.mu is held and the state owned.
 func (b *Bucket) replan(now float64) {
-	ahead := 0
-	for w := b.q.head; w != nil; {
-		next := w.next
-		if b.iv() != 0 && w.n > b.burst {
-			b.finish(now, w, fmt.Errorf("%w: %d tokens asked, burst is now %d", ErrExceedsBurst, w.n, b.burst))
-		} else if at := b.planned(now, ahead+w.n); at > w.deadline || b.learning && now >= w.deadline {
-			b.finish(now, w, tooLong(at-now, w.deadline-now, w.byCtx))
-		} else {
-			ahead += w.n
-		}
-		w = next
-	}
+	b.q.age(now)
+	b.replanLevels(now, levels-1)
 	b.dispatch(now)
+}
+
+// replanLevels is replan for the waiters of level top and below, those
+// above kept as they are. It sets each level's slack to the least margin
+// of its waiters. It requires that b.mu is held, the state owned and the
+// queue aged.
+func (b *Bucket) replanLevels(now float64, top int) {
+	ahead := b.q.ahead(top + 1)
+	for i := top; i >= 0; i-- {
+		l := &b.q.lv[i]
+		l.slack = math.Inf(1)
+		for w := l.head; w != nil; {
+			next := w.next
+			if b.iv() != 0 && w.n > b.burst {
+				b.finish(now, w, fmt.Errorf("%w: %d tokens asked, burst is now %d", ErrExceedsBurst, w.n, b.burst))
+			} else if at := b.planned(now, ahead+w.n); at > w.deadline || b.learning && now >= w.deadline {
+				b.finish(now, w, tooLong(at-now, w.deadline-now, w.byCtx))
+			} else {
+				ahead += w.n
+				l.slack = min(l.slack, margin(w.deadline, at))
+			}
+			w = next
+		}
+	}
 }
 
 // cancel takes w out of the queue after its context ended. It requires that

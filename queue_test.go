@@ -248,11 +248,13 @@ func TestWaitNoGoroutinePerWaiter(t *testing.T) {
 }
 
 // TestBucketProperties drives a bucket with thousands of random operations
-// (Allow, Wait with random size, deadline and cancellation, SetLimit) in
-// virtual time and checks it against the token-bucket bound: over any
-// interval, admissions never exceed burst plus the integral of the rate; the
-// queue is first-in first-out; Allow never succeeds while someone waits; and
-// every waiter returns.
+// (Allow, Wait with random size, priority, deadline and cancellation,
+// SetLimit) in virtual time and checks it against the token-bucket bound:
+// over any interval, admissions never exceed burst plus the integral of the
+// rate; waiters are served in order of priority with aging (first-in
+// first-out within a priority, and never after a caller of a higher one
+// that arrived more than its lead × Aging later); Allow never succeeds while
+// someone waits; and every waiter returns.
 func TestBucketProperties(t *testing.T) {
 	for seed := range uint64(8) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
@@ -265,11 +267,13 @@ func checkProperties(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 42))
 	const burst = 4
 	limits := []rate.Limit{1, 3, 10, 0.5}
-	b := NewBucket(Config{Limit: 3, Burst: burst, MaxQueue: 20, MaxWait: 5 * time.Second})
+	const aging = time.Second
+	b := NewBucket(Config{Limit: 3, Burst: burst, MaxQueue: 20, MaxWait: 5 * time.Second, Aging: aging})
 	start := time.Now()
 	type event struct {
 		at, queued time.Duration // queued: when a waiter joined; -1 for Allow
 		n, seq     int
+		p          Priority
 	}
 	type change struct {
 		at    time.Duration
@@ -291,14 +295,15 @@ func checkProperties(t *testing.T, seed uint64) {
 			n := 1 + rng.IntN(2)
 			if b.AllowN(n) {
 				mu.Lock()
-				admitted = append(admitted, event{now, -1, n, i})
+				admitted = append(admitted, event{now, -1, n, i, 0})
 				mu.Unlock()
 			}
 		case op < 9:
 			n := 1 + rng.IntN(burst)
-			ctx, cancel := context.WithCancel(context.Background())
+			p := Priority(rng.IntN(levels)) + PriorityLow
+			ctx, cancel := context.WithCancel(WithPriority(context.Background(), p))
 			if rng.IntN(4) == 0 {
-				ctx, cancel = context.WithTimeout(context.Background(), time.Duration(rng.IntN(int(3*time.Second))))
+				ctx, cancel = context.WithTimeout(WithPriority(context.Background(), p), time.Duration(rng.IntN(int(3*time.Second))))
 			}
 			cancelAfter := time.Duration(-1)
 			if rng.IntN(5) == 0 {
@@ -316,7 +321,10 @@ func checkProperties(t *testing.T, seed uint64) {
 				defer mu.Unlock()
 				returned++
 				if err == nil {
-					admitted = append(admitted, event{time.Since(start), now, n, i})
+					if waited := time.Since(start) - now; waited > 5*time.Second {
+						t.Errorf("waiter %d (%v) served after %v, beyond MaxWait", i, p, waited)
+					}
+					admitted = append(admitted, event{time.Since(start), now, n, i, p})
 					return
 				}
 				if !errors.Is(err, ErrQueueFull) && !errors.Is(err, ErrWaitTooLong) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
@@ -360,18 +368,34 @@ func checkProperties(t *testing.T, seed uint64) {
 			}
 		}
 	}
-	// FIFO: waiters that joined in order are served in order.
+	// Order: of two waiters queued at once, the one served first is the
+	// one that joined earlier once each is moved its priority's lead × aging
+	// back (ties: the first to join). So within a priority waiters are
+	// served in the order they joined, and nobody is served after one of a
+	// higher priority that joined more than the lead × aging later.
 	var waited []event
 	for _, e := range admitted {
 		if e.queued >= 0 {
 			waited = append(waited, e)
 		}
 	}
-	sort.SliceStable(waited, func(i, j int) bool { return waited[i].seq < waited[j].seq })
-	for i := 1; i < len(waited); i++ {
-		if waited[i].at < waited[i-1].at {
-			t.Fatalf("FIFO broken: waiter %d (joined %v) served at %v, before waiter %d (joined %v) at %v",
-				waited[i].seq, waited[i].queued, waited[i].at, waited[i-1].seq, waited[i-1].queued, waited[i-1].at)
+	key := func(e event) time.Duration { return e.queued - time.Duration(e.p.level())*aging }
+	sort.SliceStable(waited, func(i, j int) bool {
+		if ki, kj := key(waited[i]), key(waited[j]); ki != kj {
+			return ki < kj
+		}
+		return waited[i].seq < waited[j].seq
+	})
+	overtaken := 0 // served after one that joined later: priorities at work
+	for i, v := range waited {
+		for _, w := range waited[i+1:] {
+			if w.queued < v.queued && v.at < w.at {
+				overtaken++
+			}
+			if w.at < v.at && v.queued < w.at { // both queued, the later one served first
+				t.Fatalf("order broken: waiter %d (%v, joined %v) served at %v, before waiter %d (%v, joined %v) at %v",
+					w.seq, w.p, w.queued, w.at, v.seq, v.p, v.queued, v.at)
+			}
 		}
 	}
 	// Allow never succeeds while a waiter that will be served is queued.
@@ -385,5 +409,6 @@ func checkProperties(t *testing.T, seed uint64) {
 			}
 		}
 	}
-	t.Logf("seed %d: %d admissions, %d waiters", seed, len(admitted), len(waited))
+	require.NotZero(t, overtaken, "no waiter was overtaken: priorities untested")
+	t.Logf("seed %d: %d admissions, %d waiters, %d overtakings", seed, len(admitted), len(waited), overtaken)
 }

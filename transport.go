@@ -62,6 +62,11 @@ type Transport struct {
 	// once, unthrottled and unobserved (assets, health checks).
 	Key func(*http.Request) string
 
+	// Priority, if not nil, gives each request its priority in its
+	// bucket's queue (see [Priority]), in place of the one its context
+	// carries ([WithPriority]); PriorityNormal if neither says.
+	Priority func(*http.Request) Priority
+
 	// Retries is how many times a response that says the client is over its
 	// quota (429, 503 with Retry-After, GitHub's rate-limit 403) is retried,
 	// after waiting through the cooldown it caused. Zero: never, so the
@@ -152,7 +157,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// arrives. The wall clock is read at most every wallResync, and for an
 	// answer whose absolute times depend on it (see arrival).
 	id, b, now := t.bucket(route)
-	f, err := b.beginAt(req.Context(), now)
+	ctx := t.waitContext(req)
+	f, err := b.beginAt(ctx, now)
 	// A request admitted by the host's bucket while the first answer
 	// was naming the route's scope moves to that scope's bucket, so
 	// that bucket counts everything it has in flight.
@@ -163,7 +169,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		f.Done(nil) // not sent
 		id, b = nid, nb
-		f, err = b.beginAt(req.Context(), again)
+		f, err = b.beginAt(ctx, again)
 	}
 	if err != nil {
 		closeBody(req)
@@ -211,7 +217,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		// Wait through the cooldown before giving up this response: if the
 		// bucket refuses, the caller gets the response it has.
-		if f, err = b.Begin(req.Context()); err != nil {
+		if f, err = b.Begin(ctx); err != nil {
 			closeBody(next)
 			return resp, nil
 		}
@@ -423,7 +429,7 @@ func (t *Transport) getLocked(id bucketID, now float64) *entry {
 	if e == nil {
 		c := t.Config
 		c.Name = id.name()
-		e = &entry{b: newBucket(c, t.epoch)}
+		e = &entry{b: newBucket(c, t.epoch, now)}
 		t.buckets[id] = e
 	}
 	e.used.Store(math.Float64bits(now))
