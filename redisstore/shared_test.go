@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -151,16 +152,23 @@ func TestBucketSurvivesRedisOutage(t *testing.T) {
 	defer client.Close()
 	var mu sync.Mutex
 	var kinds []throttle.EventKind
+	up := make(chan struct{}) // closed at the first EventStoreUp
 	b := throttle.NewBucket(throttle.Config{
 		Limit: 100, Burst: 10, Name: "outage",
 		Store: redisstore.New(client, redisstore.Options{}), StoreShare: 0.5,
 		OnEvent: func(e throttle.Event) {
 			mu.Lock()
+			defer mu.Unlock()
+			if e.Kind == throttle.EventStoreUp && !slices.Contains(kinds, e.Kind) {
+				close(up)
+			}
 			kinds = append(kinds, e.Kind)
-			mu.Unlock()
 		},
 	})
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Second)
+	// The callers run until the store is seen back and used again: a
+	// restarted redis-server on a loaded machine may take a while to
+	// answer, so the end is that, not a fixed time (bounded at 20 s).
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	var before, during, after atomic.Int64
 	var phase atomic.Int32
@@ -188,6 +196,15 @@ func TestBucketSurvivesRedisOutage(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	restart()
 	phase.Store(2)
+	select {
+	case <-up:
+		for ctx.Err() == nil && after.Load() == 0 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond)
+	case <-ctx.Done():
+	}
+	cancel()
 	wg.Wait()
 
 	t.Logf("admitted: %d before, %d during the outage, %d after", before.Load(), during.Load(), after.Load())
