@@ -129,9 +129,11 @@ func (m *model) cutRate(o observation) {
 
 // cubic is the probing rate at now: the cubic curve through decrease×rmax
 // at the last cut, flat at rmax after cubicRequests requests' worth of time,
-// and growing beyond it after that, up to twice rmax (each 429 measures rmax
-// afresh). In slow start, when nothing was measured, the rate doubles
-// instead.
+// and growing beyond it after that, up to a quarter over rmax (each 429
+// measures rmax afresh; up to twice rmax, the no-header windows of
+// realworld drew 11.1% and 9.5% 429s over 12 s runs, against 9.3% and 7.0%
+// with a more used quota, and nginx 2.0% against 0.9%). In slow start, when
+// nothing was measured, the rate doubles instead.
 func (m *model) cubic(now float64) float64 {
 	t := max(now-max(m.cut, m.holdEnd), 0)
 	if m.slowStart {
@@ -139,5 +141,5 @@ func (m *model) cubic(now float64) float64 {
 	}
 	k := min(max(cubicRequests/m.rmax, 1), 30) * float64(time.Second)
 	x := (t - k) / k
-	return m.rmax * min(1+(1-decrease)*x*x*x, 2)
+	return m.rmax * min(1+(1-decrease)*x*x*x, 1.25)
 }
