@@ -52,10 +52,9 @@ type entry struct {
 // A routeHit is the bucket a route resolved to, valid while the
 // Transport's gen is unchanged. It is not modified once published.
 type routeHit struct {
-	route routeID
-	id    bucketID
-	e     *entry
-	gen   uint64
+	id  bucketID
+	e   *entry
+	gen uint64
 }
 
 func (t *Transport) key(req *http.Request) string {
@@ -105,22 +104,24 @@ func isVersion(seg string) bool {
 // the buckets' clock.
 func (t *Transport) bucket(route routeID) (bucketID, *Bucket, float64) {
 	// t.epoch was set before any routeHit was published.
-	if h := t.last.Load(); h != nil && h.route == route && h.gen == t.gen.Load() {
-		if now := float64(time.Since(t.epoch)); now < math.Float64frombits(t.sweepAt.Load()) {
-			// A use is recorded when the last one recorded is older
-			// than t.touch, a small part of the idle timeout: a store
-			// per request would be a locked instruction per request.
-			// Sweeps allow for the use not recorded.
-			for u := h.e.used.Load(); now-math.Float64frombits(u) >= t.touch; u = h.e.used.Load() {
-				if h.e.used.CompareAndSwap(u, math.Float64bits(now)) {
-					break // never back: another caller may have recorded a later use
+	if v, ok := t.routes.Load(route); ok {
+		if h := v.(*routeHit); h.gen == t.gen.Load() {
+			if now := float64(time.Since(t.epoch)); now < math.Float64frombits(t.sweepAt.Load()) {
+				// A use is recorded when the last one recorded is older
+				// than t.touch, a small part of the idle timeout: a store
+				// per request would be a locked instruction per request.
+				// Sweeps allow for the use not recorded.
+				for u := h.e.used.Load(); now-math.Float64frombits(u) >= t.touch; u = h.e.used.Load() {
+					if h.e.used.CompareAndSwap(u, math.Float64bits(now)) {
+						break // never back: another caller may have recorded a later use
+					}
 				}
-			}
-			// A sweep bumps gen before it reads used: either it sees
-			// this use (or one at most t.touch older), or this sees its
-			// gen and takes the lock.
-			if h.gen == t.gen.Load() {
-				return h.id, h.e.b, now
+				// A sweep bumps gen before it reads used: either it sees
+				// this use (or one at most t.touch older), or this sees its
+				// gen and takes the lock.
+				if h.gen == t.gen.Load() {
+					return h.id, h.e.b, now
+				}
 			}
 		}
 	}
@@ -129,15 +130,10 @@ func (t *Transport) bucket(route routeID) (bucketID, *Bucket, float64) {
 	now := t.tickLocked()
 	id := bucketID{route.key, t.scopes[route]} // after the sweep, which may forget scopes
 	e := t.getLocked(id, now)
-	h := t.routes[route]
-	if gen := t.gen.Load(); h == nil || h.e != e || h.gen != gen {
-		if t.routes == nil {
-			t.routes = make(map[routeID]*routeHit)
-		}
-		h = &routeHit{route, id, e, gen}
-		t.routes[route] = h
+	gen := t.gen.Load()
+	if v, ok := t.routes.Load(route); !ok || v.(*routeHit).e != e || v.(*routeHit).gen != gen {
+		t.routes.Store(route, &routeHit{id, e, gen})
 	}
-	t.last.Store(h)
 	return id, e.b, now
 }
 
@@ -201,7 +197,7 @@ func (t *Transport) sweepLocked(now, idle float64) {
 	// The routes are resolved again, so that no routeHit keeps a dropped
 	// bucket.
 	t.gen.Add(1)
-	clear(t.routes)
+	t.routes.Clear()
 	for k, e := range t.buckets {
 		// A use up to t.touch old may not have been recorded.
 		if now-math.Float64frombits(e.used.Load()) >= idle+t.touch && e.b.idle() {

@@ -81,8 +81,8 @@ func TestTransportEvictsIdleBuckets(t *testing.T) {
 	})
 }
 
-// TestTransportLookupCache checks the lock-free lookup of the latest route:
-// a bucket dropped as idle is not served from it, nor is a route's old
+// TestTransportLookupCache checks the lock-free lookup of a route: a
+// bucket dropped as idle is not served from it, nor is a route's old
 // bucket once the server names its scope.
 func TestTransportLookupCache(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -236,5 +236,51 @@ func TestRouteOf(t *testing.T) {
 		if got := routeOf("h", req); got != (routeID{"h", tt.want}) {
 			t.Errorf("routeOf(%q) = %+v, want segment %q", tt.path, got, tt.want)
 		}
+	}
+}
+
+// TestTransportLookupPerRoute: requests that take turns among routes (paths
+// of one host, and hosts) find their buckets without the Transport's mutex,
+// once each route has been looked up.
+func TestTransportLookupPerRoute(t *testing.T) {
+	tr := &Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return newResponse(r, 200, nil, ""), nil
+	})}
+	var routes []routeID
+	for _, u := range []string{"http://api.test/a/x", "http://api.test/b/x", "http://api.test/v1/c", "http://other.test/a/x"} {
+		req, _ := http.NewRequest("GET", u, nil)
+		resp, err := tr.RoundTrip(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		routes = append(routes, routeOf(req.URL.Host, req))
+	}
+	tr.mu.Lock() // a lookup that needs the mutex waits for it
+	done := make(chan []*Bucket)
+	go func() {
+		var got []*Bucket
+		for range 3 {
+			for _, r := range routes {
+				_, b, _ := tr.bucket(r)
+				got = append(got, b)
+			}
+		}
+		done <- got
+	}()
+	select {
+	case got := <-done:
+		tr.mu.Unlock()
+		st := tr.Stats()
+		require.Len(t, st.Keys, 2)
+		for i, b := range got {
+			want := "api.test"
+			if routes[i%len(routes)].key == "other.test" {
+				want = "other.test"
+			}
+			assert.Equal(t, want, b.name, "route %+v", routes[i%len(routes)])
+		}
+	case <-time.After(10 * time.Second):
+		tr.mu.Unlock()
+		<-done
+		t.Fatal("lookups of routes taking turns waited for the Transport's mutex")
 	}
 }

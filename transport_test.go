@@ -244,84 +244,43 @@ func TestTransportRetryRefusedReturnsResponse(t *testing.T) {
 	})
 }
 
-// TestTransportArrivalAfterSuspend: the derived wall clock misses the time
-// a machine was suspended (the monotonic clock stops), so an absolute reset
-// that no Date anchors, or a Date far from that clock, makes the Transport
-// read the wall clock afresh; a Date that agrees with it needs no reading.
-func TestTransportArrivalAfterSuspend(t *testing.T) {
-	tests := []struct {
-		name  string
-		date  bool
-		stale time.Duration // how far behind the last reading of the wall clock is
-		read  bool          // the wall clock is read afresh
-	}{
-		{"epoch reset without Date", false, 2 * time.Hour, true},
-		{"Date far from the clock", true, 2 * time.Hour, true},
-		{"Date agrees with the clock", true, 0, false},
-	}
-	for _, tt := range tests {
+// TestTransportArrival: an answer is read against the clock at its
+// arrival, as one reading of both clocks: a reset the server states as a
+// delay and the same reset as an epoch without a Date (placed against the
+// wall clock) hold the next request alike, after the answer took a while
+// to come and after an hour of no requests.
+func TestTransportArrival(t *testing.T) {
+	waits := map[string]time.Duration{}
+	for _, form := range []string{"delay", "epoch"} {
 		synctest.Test(t, func(t *testing.T) {
 			tr := &Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				time.Sleep(10 * time.Second) // a slow answer
 				h := http.Header{}
 				h.Set("X-RateLimit-Limit", "10")
 				h.Set("X-RateLimit-Remaining", "0")
-				h.Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10))
-				if tt.date {
-					h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+				reset := "30"
+				if form == "epoch" {
+					reset = strconv.FormatInt(time.Now().Add(30*time.Second).Unix(), 10)
 				}
+				h.Set("X-RateLimit-Reset", reset)
 				return newResponse(r, 200, h, ""), nil
 			})}
-			req, _ := http.NewRequest("GET", "http://api.test/x", nil)
-			tr.bucket(routeOf("api.test", req)) // starts the clock
-			// The last reading of the wall clock, behind as after a suspend.
-			// (A bubble's clocks cannot be told apart: the reading drops its
-			// monotonic part instead, so only the reading is checked.)
-			mark := &wallMark{float64(time.Since(tr.epoch)), time.Now().Add(-tt.stale).Round(0)}
-			tr.mark.Store(mark)
-			resp, err := tr.RoundTrip(req)
-			require.NoError(t, err)
-			resp.Body.Close()
-			if tt.read {
-				assert.NotSame(t, mark, tr.mark.Load(), "%s: the wall clock is read", tt.name)
-			} else {
-				assert.Same(t, mark, tr.mark.Load(), "%s: the wall clock is not read", tt.name)
+			get := func() {
+				req, _ := http.NewRequest("GET", "http://api.test/x", nil)
+				resp, err := tr.RoundTrip(req)
+				require.NoError(t, err)
+				resp.Body.Close()
 			}
+			get() // starts the clock
+			time.Sleep(time.Hour)
+			get() // spends the window: the next request waits for its reset
+			start := time.Now()
+			get()
+			waits[form] = time.Since(start) - 10*time.Second
 		})
 	}
-}
-
-// TestTransportArrival checks the arrival clock: the wall clock advanced by
-// the monotonic clock, read afresh every wallResync.
-func TestTransportArrival(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tr := &Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			return newResponse(r, 200, http.Header{}, ""), nil
-		})}
-		req, _ := http.NewRequest("GET", "http://api.test/x", nil)
-		resp, err := tr.RoundTrip(req) // starts the clock
-		require.NoError(t, err)
-		resp.Body.Close()
-
-		time.Sleep(time.Second)
-		w1, at1, derived := tr.arrival()
-		mark := tr.mark.Load()
-		assert.False(t, derived)
-		assert.True(t, w1.Equal(time.Now()), "a fresh reading after %v", time.Second)
-		assert.Equal(t, float64(w1.Sub(tr.epoch)), at1)
-
-		time.Sleep(wallResync / 2)
-		w2, at2, derived := tr.arrival()
-		assert.True(t, derived)
-		assert.Same(t, mark, tr.mark.Load(), "within wallResync the wall clock is not read")
-		assert.True(t, w2.Equal(time.Now()), "%v advanced by the monotonic clock, want %v", w2, time.Now())
-		assert.Equal(t, float64(wallResync/2), at2-at1)
-
-		time.Sleep(wallResync)
-		w3, _, derived := tr.arrival()
-		assert.False(t, derived)
-		assert.NotSame(t, mark, tr.mark.Load(), "after wallResync the wall clock is read again")
-		assert.True(t, w3.Equal(time.Now()))
-	})
+	assert.GreaterOrEqual(t, waits["delay"], 30*time.Second, "the next request waits for the reset 30 s after the answer")
+	assert.Equal(t, waits["delay"], waits["epoch"], "a reset as an epoch without Date, and as a delay")
 }
 
 func TestTransportEvents(t *testing.T) {
