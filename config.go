@@ -29,8 +29,9 @@ type Config struct {
 	// [Bucket.Observe]); until it has, the bucket lets one request through and
 	// holds the rest for its answer. [rate.Inf] means no local limit: only the
 	// server's cooldowns hold callers back. When set, Limit is a ceiling that
-	// the server's headers may lower but never raise. Negative and NaN values
-	// are invalid; [NewBucket] treats them as zero.
+	// the server's headers may lower but never raise; [Bucket.SetLimit]
+	// replaces it. Negative and NaN values are invalid; [NewBucket] treats
+	// them as zero.
 	Limit rate.Limit
 
 	// Burst is the bucket's capacity: the most tokens it holds, and so the most
