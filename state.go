@@ -14,11 +14,16 @@ import (
 // cooldown the server imposed. Times are wall-clock, since a monotonic clock
 // does not survive the process. Obtain one with [Bucket.Snapshot] and resume
 // with [Bucket.Restore]; it marshals to JSON.
+//
+// Limit means what Config.Limit means: 0 is a rate not known yet (the bucket
+// was still learning it), [rate.Inf] no local limit (in JSON its value,
+// 1.7976931348623157e+308). In states of Version 1 a Limit of 0 with Learned
+// meant no local limit; Restore reads them so.
 type State struct {
 	Version       int        `json:"version"`
 	At            time.Time  `json:"at"` // when the snapshot was taken
 	Tokens        float64    `json:"tokens"`
-	Limit         rate.Limit `json:"limit"` // 0: no local limit (rate.Inf does not marshal)
+	Limit         rate.Limit `json:"limit"` // tokens/s; 0: not known; rate.Inf: no local limit
 	Burst         int        `json:"burst"`
 	Learned       bool       `json:"learned"` // the server had answered
 	ServerLimit   float64    `json:"server_limit,omitempty"`
@@ -29,7 +34,9 @@ type State struct {
 	ProbeMax float64 `json:"probe_max,omitempty"`
 }
 
-const stateVersion = 1
+// stateVersion is the Version of the states Snapshot takes. Version 1 wrote
+// no local limit as a Limit of 0.
+const stateVersion = 2
 
 // ErrBadState is matched by the error of a [State] that cannot be restored,
 // or a state file that cannot be read.
@@ -51,8 +58,8 @@ func (b *Bucket) Snapshot() State {
 		ServerLimit: max(b.model.srvLimit, 0),
 		Window:      int64(min(b.model.winLen, maxDur)), // a float64 of MaxInt64 converts to MinInt64
 	}
-	if b.limit != rate.Inf {
-		s.Limit = b.limit
+	if b.limit != rate.Inf || b.ceiling != 0 || b.model.answered {
+		s.Limit = b.limit // else the stand-in of a rate not learned yet
 	}
 	if b.hold > now {
 		s.CooldownUntil = wall.Add(time.Duration(b.hold - now))
@@ -76,12 +83,16 @@ func (b *Bucket) Snapshot() State {
 // (unless the configured Limit is slower still), and a debt of tokens is
 // kept only as far as that rate repays within MaxCooldown. Restore returns
 // an error matching [ErrBadState] for a state that no bucket could have
-// saved (NaN, infinite or negative values, counts beyond 2⁵³, an unknown
-// version), and then changes nothing. A bucket restored from any state
+// saved (NaN or negative values, infinite counts or counts beyond 2⁵³, an
+// unknown version), and then changes nothing. States of every version so far
+// restore (see [State]). A bucket restored from any state
 // saves a state that restores.
 func (b *Bucket) Restore(s State) error {
 	if err := s.validate(); err != nil {
 		return err
+	}
+	if s.Version == 1 && s.Limit == 0 && s.Learned {
+		s.Limit = rate.Inf // version 1's no local limit
 	}
 	defer b.emit()
 	b.mu.Lock()
@@ -107,8 +118,6 @@ func (b *Bucket) Restore(s State) error {
 		if b.ceiling > 0 {
 			limit = min(limit, b.ceiling)
 		}
-	} else if s.Limit == 0 && s.Learned && b.ceiling == 0 {
-		limit = rate.Inf
 	}
 	b.setParams(now, limit, b.burst) // an automatic burst follows the limit
 	if s.ProbeMax > 0 && b.ceiling != rate.Inf {
@@ -139,8 +148,8 @@ func (s State) validate() error {
 	bad := func(what string) error { return fmt.Errorf("%w: %s", ErrBadState, what) }
 	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 	switch {
-	case s.Version != stateVersion:
-		return bad(fmt.Sprintf("version %d, want %d", s.Version, stateVersion))
+	case s.Version < 1 || s.Version > stateVersion:
+		return bad(fmt.Sprintf("version %d, want 1 to %d", s.Version, stateVersion))
 	case s.At.IsZero():
 		return bad("no time")
 	case !finite(s.Tokens) || math.Abs(s.Tokens) > maxCount:
