@@ -57,6 +57,7 @@ type routeHit struct {
 	gen uint64
 }
 
+// key returns the key of req's bucket: Transport.Key's, else the host.
 func (t *Transport) key(req *http.Request) string {
 	if t.Key != nil {
 		return t.Key(req)
