@@ -1,10 +1,8 @@
 package throttle
 
 import (
-	"math"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -44,17 +42,12 @@ func (id bucketID) name() string {
 // meaningful segment of the path.
 type routeID struct{ key, seg string }
 
+// An entry is a Transport's bucket. Its fields are guarded by
+// Transport.mu.
 type entry struct {
+	id   bucketID
 	b    *Bucket
-	used atomic.Uint64 // float64 bits: last looked up, on the buckets' clock
-}
-
-// A routeHit is the bucket a route resolved to, valid while the
-// Transport's gen is unchanged. It is not modified once published.
-type routeHit struct {
-	id  bucketID
-	e   *entry
-	gen uint64
+	used float64 // last looked up, on the buckets' clock
 }
 
 // key returns the key of req's bucket: Transport.Key's, else the host.
@@ -102,57 +95,37 @@ func isVersion(seg string) bool {
 
 // bucket returns the bucket for route: the one of the scope the server
 // named for it, else its key's own, making it if needed; and the time on
-// the buckets' clock.
+// the buckets' clock, read once for the lookup and the admission.
 func (t *Transport) bucket(route routeID) (bucketID, *Bucket, float64) {
-	// t.epoch was set before any routeHit was published.
-	if v, ok := t.routes.Load(route); ok {
-		if h := v.(*routeHit); h.gen == t.gen.Load() {
-			if now := float64(time.Since(t.epoch)); now < math.Float64frombits(t.sweepAt.Load()) {
-				// A use is recorded when the last one recorded is older
-				// than t.touch, a small part of the idle timeout: a store
-				// per request would be a locked instruction per request.
-				// Sweeps allow for the use not recorded.
-				for u := h.e.used.Load(); now-math.Float64frombits(u) >= t.touch; u = h.e.used.Load() {
-					if h.e.used.CompareAndSwap(u, math.Float64bits(now)) {
-						break // never back: another caller may have recorded a later use
-					}
-				}
-				// A sweep bumps gen before it reads used: either it sees
-				// this use (or one at most t.touch older), or this sees its
-				// gen and takes the lock.
-				if h.gen == t.gen.Load() {
-					return h.id, h.e.b, now
-				}
-			}
-		}
-	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.tickLocked()
-	id := bucketID{route.key, t.scopes[route]} // after the sweep, which may forget scopes
-	e := t.getLocked(id, now)
-	gen := t.gen.Load()
-	if v, ok := t.routes.Load(route); !ok || v.(*routeHit).e != e || v.(*routeHit).gen != gen {
-		t.routes.Store(route, &routeHit{id, e, gen})
+	e := t.routes[route]
+	if e == nil {
+		// After the sweep, which may forget scopes.
+		e = t.getLocked(bucketID{route.key, t.scopes[route]}, now)
+		t.routes[route] = e
 	}
-	return id, e.b, now
+	e.used = now
+	return e.id, e.b, now
 }
 
 // setScope records that route belongs to scope and returns its bucket.
 func (t *Transport) setScope(route routeID, scope string) (bucketID, *Bucket) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	now := t.tickLocked()
 	if t.scopes == nil {
 		t.scopes = make(map[routeID]string)
 	}
 	t.scopes[route] = scope
 	t.scoped.Store(true)
-	t.gen.Add(1)
 	// The key's own bucket stays: other routes of the key may use it. If
 	// none does, sweeps drop it once idle.
-	id := bucketID{route.key, scope}
-	e := t.getLocked(id, t.tickLocked())
-	return id, e.b
+	e := t.getLocked(bucketID{route.key, scope}, now)
+	e.used = now
+	t.routes[route] = e
+	return e.id, e.b
 }
 
 // tickLocked returns the time on the buckets' clock, starting the clock on
@@ -165,9 +138,8 @@ func (t *Transport) tickLocked() float64 {
 	}
 	if t.buckets == nil {
 		t.buckets = make(map[bucketID]*entry)
+		t.routes = make(map[routeID]*entry)
 		t.epoch = time.Now()
-		t.touch = float64(min(time.Second, idle/8))
-		t.sweepAt.Store(math.Float64bits(float64(idle / 2)))
 	}
 	now := float64(time.Since(t.epoch))
 	if now-t.swept >= float64(idle/2) {
@@ -176,17 +148,16 @@ func (t *Transport) tickLocked() float64 {
 	return now
 }
 
-// getLocked returns the entry of bucket id, making it if needed, marked as
-// used at now. It requires that t.mu is held and tickLocked was called.
+// getLocked returns the entry of bucket id, making it if needed, full at
+// now. It requires that t.mu is held and tickLocked was called.
 func (t *Transport) getLocked(id bucketID, now float64) *entry {
 	e := t.buckets[id]
 	if e == nil {
 		c := t.Config
 		c.Name = id.name()
-		e = &entry{b: newBucket(c, t.epoch, now)}
+		e = &entry{id: id, b: newBucket(c, t.epoch, now)}
 		t.buckets[id] = e
 	}
-	e.used.Store(math.Float64bits(now))
 	return e
 }
 
@@ -194,14 +165,9 @@ func (t *Transport) getLocked(id bucketID, now float64) *entry {
 // that memory stays bounded with many hosts. It requires that t.mu is held.
 func (t *Transport) sweepLocked(now, idle float64) {
 	t.swept = now
-	t.sweepAt.Store(math.Float64bits(now + idle/2))
-	// The routes are resolved again, so that no routeHit keeps a dropped
-	// bucket.
-	t.gen.Add(1)
-	t.routes.Clear()
+	clear(t.routes) // resolved again, so that none keeps a dropped bucket
 	for k, e := range t.buckets {
-		// A use up to t.touch old may not have been recorded.
-		if now-math.Float64frombits(e.used.Load()) >= idle+t.touch && e.b.idle() {
+		if now-e.used >= idle && e.b.idle() {
 			delete(t.buckets, k)
 		}
 	}

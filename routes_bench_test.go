@@ -2,16 +2,17 @@ package throttle
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // BenchmarkTransportRoutes is a Transport's cost per request when requests
 // take turns among several routes (first path segments of one host, and
-// hosts): the lookup of a request's bucket must not fall back to the
-// Transport's mutex when the route changes from one request to the next.
-// paths=1 is the single-route case of BenchmarkTransportOverhead, without
-// headers.
+// hosts): the lookup of a request's bucket should cost the same whether or
+// not the route changes from one request to the next. paths=1 is the
+// single-route case of BenchmarkTransportOverhead, without headers.
 func BenchmarkTransportRoutes(b *testing.B) {
 	// One canned response, so that the figures are the Transport's alone.
 	resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody}
@@ -58,4 +59,51 @@ func BenchmarkTransportRoutes(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkTransportRoutesPaired measures the Transport with one route and
+// with requests taking turns among 2 and 8 paths in turn, batch by batch in
+// rotating order, so that the machine's load falls on all alike: the
+// metrics are the median time per request of each, and each one's extra
+// over one route (paths=N-vs-1-%), which a cache of the latest route alone
+// shows (about +19% before issue #14).
+func BenchmarkTransportRoutesPaired(b *testing.B) {
+	resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody}
+	base := roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil })
+	const batch = 64
+	ns := []int{1, 2, 8}
+	trs := make([]*Transport, len(ns))
+	reqs := make([][]*http.Request, len(ns))
+	for k, n := range ns {
+		trs[k] = &Transport{Base: base, Config: Config{Limit: 1e9}}
+		for i := range n {
+			req, _ := http.NewRequest("GET", "http://api.test/p"+strconv.Itoa(i)+"/x", nil)
+			reqs[k] = append(reqs[k], req)
+		}
+	}
+	times := make([][]time.Duration, len(ns))
+	for i := 0; b.Loop(); i++ {
+		for j := range ns {
+			k := (i + j) % len(ns)
+			start := time.Now()
+			for r := range batch {
+				if _, err := trs[k].RoundTrip(reqs[k][r%len(reqs[k])]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			times[k] = append(times[k], time.Since(start))
+		}
+	}
+	median := func(ts []time.Duration) float64 {
+		slices.Sort(ts)
+		return float64(ts[len(ts)/2]) / batch
+	}
+	one := median(times[0])
+	b.ReportMetric(one, "paths=1-ns/req")
+	for k, n := range ns[1:] {
+		m := median(times[k+1])
+		b.ReportMetric(m, "paths="+strconv.Itoa(n)+"-ns/req")
+		b.ReportMetric(100*(m/one-1), "paths="+strconv.Itoa(n)+"-vs-1-%")
+	}
+	b.ReportMetric(0, "ns/op") // an iteration is 3 batches: see the metrics
 }

@@ -81,9 +81,9 @@ func TestTransportEvictsIdleBuckets(t *testing.T) {
 	})
 }
 
-// TestTransportLookupCache checks the lock-free lookup of a route: a
-// bucket dropped as idle is not served from it, nor is a route's old
-// bucket once the server names its scope.
+// TestTransportLookupCache checks the routes' lookup: a bucket dropped as
+// idle is not served from it, nor is a route's old bucket once the server
+// names its scope.
 func TestTransportLookupCache(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		scope := ""
@@ -119,8 +119,7 @@ func TestTransportLookupCache(t *testing.T) {
 }
 
 // TestTransportIdleAfterLastUse: a bucket is kept for IdleTimeout after
-// its last request, also when that request took the lock-free lookup, which
-// does not record every use.
+// its last request, and dropped at the first sweep after that.
 func TestTransportIdleAfterLastUse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := &Transport{
@@ -137,7 +136,7 @@ func TestTransportIdleAfterLastUse(t *testing.T) {
 		}
 		get("a.test") // recorded
 		time.Sleep(900 * time.Millisecond)
-		get("a.test") // lock-free, within touch of the last record: not recorded
+		get("a.test") // its last request
 		time.Sleep(3200 * time.Millisecond)
 		get("b.test") // a sweep
 		time.Sleep(4400 * time.Millisecond)
@@ -240,47 +239,32 @@ func TestRouteOf(t *testing.T) {
 }
 
 // TestTransportLookupPerRoute: requests that take turns among routes (paths
-// of one host, and hosts) find their buckets without the Transport's mutex,
-// once each route has been looked up.
+// of one host, and hosts) each find their route's bucket, before and after
+// the server names the scope of one of them.
 func TestTransportLookupPerRoute(t *testing.T) {
-	tr := &Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		return newResponse(r, 200, nil, ""), nil
-	})}
-	var routes []routeID
-	for _, u := range []string{"http://api.test/a/x", "http://api.test/b/x", "http://api.test/v1/c", "http://other.test/a/x"} {
-		req, _ := http.NewRequest("GET", u, nil)
-		resp, err := tr.RoundTrip(req)
-		require.NoError(t, err)
-		resp.Body.Close()
-		routes = append(routes, routeOf(req.URL.Host, req))
-	}
-	tr.mu.Lock() // a lookup that needs the mutex waits for it
-	done := make(chan []*Bucket)
-	go func() {
-		var got []*Bucket
-		for range 3 {
-			for _, r := range routes {
-				_, b, _ := tr.bucket(r)
-				got = append(got, b)
+	synctest.Test(t, func(t *testing.T) {
+		tr := &Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{}
+			if strings.HasPrefix(r.URL.Path, "/search/") {
+				h.Set("X-RateLimit-Resource", "search")
+			}
+			return newResponse(r, 200, h, ""), nil
+		})}
+		urls := []string{"http://api.test/search/x", "http://api.test/repos/x", "http://api.test/v1/users", "http://other.test/search/x"}
+		for range 5 {
+			for _, u := range urls {
+				req, _ := http.NewRequest("GET", u, nil)
+				resp, err := tr.RoundTrip(req)
+				require.NoError(t, err)
+				resp.Body.Close()
 			}
 		}
-		done <- got
-	}()
-	select {
-	case got := <-done:
-		tr.mu.Unlock()
-		st := tr.Stats()
-		require.Len(t, st.Keys, 2)
-		for i, b := range got {
-			want := "api.test"
-			if routes[i%len(routes)].key == "other.test" {
-				want = "other.test"
-			}
-			assert.Equal(t, want, b.name, "route %+v", routes[i%len(routes)])
+		admitted := map[string]uint64{}
+		for name, st := range tr.Stats().Keys {
+			admitted[name] = st.Admitted
 		}
-	case <-time.After(10 * time.Second):
-		tr.mu.Unlock()
-		<-done
-		t.Fatal("lookups of routes taking turns waited for the Transport's mutex")
-	}
+		// Each host's first /search request went to the host's bucket and
+		// named the scope; the other four went to the scope's.
+		assert.Equal(t, map[string]uint64{"api.test": 11, "api.test#search": 4, "other.test": 1, "other.test#search": 4}, admitted)
+	})
 }

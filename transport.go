@@ -71,22 +71,16 @@ type Transport struct {
 	// kept regardless. Zero means [DefaultIdleTimeout].
 	IdleTimeout time.Duration
 
+	// One mutex guards the maps: a lookup holds it for two map reads at
+	// most. A lock-free cache of routes (BenchmarkTransportRoutesPaired)
+	// saved no more than the mutex costs.
 	mu      sync.Mutex
-	epoch   time.Time // the origin of every bucket's clock; set once, with buckets, before any routeHit
+	epoch   time.Time // the origin of every bucket's clock; set once, with buckets
 	buckets map[bucketID]*entry
 	scopes  map[routeID]string // the scope the server named for a route
+	routes  map[routeID]*entry // what each route resolved to; cleared by sweeps
 	scoped  atomic.Bool        // scopes has had an entry: admissions re-check their bucket
 	swept   float64            // when idle buckets were last swept, on the buckets' clock
-	touch   float64            // how stale a bucket's last use may be recorded: set with epoch
-
-	// The lock-free lookup: routes maps each route (routeID) to the
-	// *routeHit it resolved to, so that a request takes its bucket without
-	// the mutex while gen is unchanged and no sweep is due. It is written
-	// under mu and cleared by sweeps. BenchmarkTransportRoutes shows what
-	// it saves: requests that take turns among routes.
-	routes  sync.Map
-	gen     atomic.Uint64 // bumped when a route's bucket may change: a scope named, a bucket dropped
-	sweepAt atomic.Uint64 // float64 bits: when the next sweep is due, on the buckets' clock
 }
 
 // RoundTrip implements [http.RoundTripper].
