@@ -283,36 +283,6 @@ func TestTransportArrival(t *testing.T) {
 	assert.Equal(t, waits["delay"], waits["epoch"], "a reset as an epoch without Date, and as a delay")
 }
 
-func TestTransportEvents(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		var kinds []EventKind
-		tr := &Transport{
-			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				h := http.Header{}
-				h.Set("Retry-After", "5")
-				return newResponse(r, 429, h, ""), nil
-			}),
-			Config: Config{Limit: 10, MaxWait: time.Second, OnEvent: func(e Event) {
-				mu.Lock()
-				kinds = append(kinds, e.Kind)
-				mu.Unlock()
-				assert.Equal(t, "api.test", e.Name)
-			}},
-		}
-		req, _ := http.NewRequest("GET", "http://api.test/", nil)
-		_, err := tr.RoundTrip(req)
-		require.NoError(t, err)
-		_, err = tr.RoundTrip(req)
-		require.ErrorIs(t, err, ErrWaitTooLong)
-		// The 429 without quota headers cuts the rate, then cools down.
-		assert.Equal(t, []EventKind{EventLimit, EventCooldown, EventRefused}, kinds)
-		st := tr.Stats().Total
-		assert.Equal(t, uint64(1), st.Cooldowns)
-		assert.Equal(t, uint64(1), st.RefusedTooLong)
-	})
-}
-
 // TestTransportLoopback: 64 goroutines share one Transport against a real
 // server on loopback. Real time: asserts bounds, not exact figures.
 func TestTransportLoopback(t *testing.T) {
