@@ -461,9 +461,14 @@ func (b *Bucket) Burst() int {
 	return b.burst
 }
 
-// SetLimit changes the rate to limit tokens per second, keeping the tokens the
-// bucket holds now. [rate.Inf] removes the local limit; a later finite limit
-// starts from a full bucket. Zero, negative and NaN limits are ignored.
+// SetLimit makes limit tokens per second the bucket's ceiling, as if it had
+// been Config.Limit, until the next SetLimit: the rate is limit, or the pace
+// the server's answers set if that is slower, and later answers may lower
+// it but never raise it above limit. It replaces the configured Limit, so it
+// may raise the ceiling as well as lower it. [rate.Inf] removes the local
+// limit, leaving the server's pace. Zero, negative and NaN limits are
+// ignored. The tokens the bucket holds are kept; a finite rate after none
+// starts from a full bucket.
 //
 // Callers queued in Wait are re-planned at the new rate: those whose wait now
 // exceeds their MaxWait or deadline fail with [ErrWaitTooLong] at once, the
@@ -476,6 +481,10 @@ func (b *Bucket) SetLimit(limit rate.Limit) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.own()
+	b.ceiling = limit
+	if pace := rate.Limit(b.model.plan.rate); pace > 0 {
+		limit = min(limit, pace) // as the next answer would set it
+	}
 	b.setParams(now, limit, b.burst)
 	b.replan(now)
 	b.release(now)

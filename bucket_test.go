@@ -3,6 +3,8 @@ package throttle
 import (
 	"context"
 	"math"
+	"net/http"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -124,5 +126,48 @@ func TestNegativeAndZeroWait(t *testing.T) {
 		err := b.Wait(ctx)
 		require.ErrorIs(t, err, context.Canceled)
 		assert.Equal(t, 1.0, b.Tokens(), "a Wait with a dead context takes nothing")
+	})
+}
+
+// TestSetLimitIsTheCeiling: SetLimit replaces the configured Limit as the
+// ceiling, until the next SetLimit: answers lower the rate below it but
+// never raise it above, and it may raise the ceiling a Config set.
+func TestSetLimitIsTheCeiling(t *testing.T) {
+	// answer observes a response stating a steady rate of q per second.
+	answer := func(b *Bucket, q int) {
+		h := http.Header{}
+		h.Set("RateLimit-Policy", `"p";q=`+strconv.Itoa(q)+`;w=1`)
+		h.Set("RateLimit", `"p";r=`+strconv.Itoa(q-1)+`;t=1`)
+		f, err := b.Begin(context.Background())
+		require.NoError(t, err)
+		f.Done(&http.Response{StatusCode: 200, Header: h})
+	}
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{}) // learns its rate
+		answer(b, 100)
+		pace := b.Limit()
+		require.Greater(t, pace, rate.Limit(10), "the server's pace")
+		b.SetLimit(2)
+		assert.Equal(t, rate.Limit(2), b.Limit(), "lowered at once")
+		time.Sleep(time.Second)
+		answer(b, 100)
+		assert.Equal(t, rate.Limit(2), b.Limit(), "an answer does not raise the rate above SetLimit")
+		b.SetLimit(1000)
+		assert.Equal(t, pace, b.Limit(), "raised, up to the server's pace")
+		b.SetLimit(rate.Inf)
+		assert.Equal(t, pace, b.Limit(), "no local limit: the server's pace")
+	})
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{Limit: 5})
+		b.SetLimit(10)
+		assert.Equal(t, rate.Limit(10), b.Limit(), "SetLimit raises the configured ceiling")
+		answer(b, 100)
+		assert.Equal(t, rate.Limit(10), b.Limit(), "the server's faster pace does not raise it further")
+		time.Sleep(time.Second)
+		answer(b, 4)
+		assert.Less(t, b.Limit(), rate.Limit(4), "the server's slower pace lowers it")
+		b.SetLimit(0)
+		b.SetLimit(-1)
+		assert.Less(t, b.Limit(), rate.Limit(4), "zero and negative limits are ignored")
 	})
 }

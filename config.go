@@ -2,6 +2,7 @@ package throttle
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"time"
@@ -28,8 +29,9 @@ type Config struct {
 	// [Bucket.Observe]); until it has, the bucket lets one request through and
 	// holds the rest for its answer. [rate.Inf] means no local limit: only the
 	// server's cooldowns hold callers back. When set, Limit is a ceiling that
-	// the server's headers may lower but never raise. Negative and NaN values
-	// are invalid; [NewBucket] treats them as zero.
+	// the server's headers may lower but never raise; [Bucket.SetLimit]
+	// replaces it. Negative and NaN values are invalid; [NewBucket] treats
+	// them as zero.
 	Limit rate.Limit
 
 	// Burst is the bucket's capacity: the most tokens it holds, and so the most
@@ -41,8 +43,8 @@ type Config struct {
 	// A bucket told its Limit whose server is shown to be a token bucket
 	// (GCRA and the like) also admits at once the idle tokens the server
 	// reports beyond a small reserve: the burst the server grants on top of
-	// the steady rate. Set Burst to bound it. Negative values are treated as
-	// zero.
+	// the steady rate. Set Burst to bound it. Negative values are invalid,
+	// and treated as zero.
 	Burst int
 
 	// MaxQueue is how many callers may wait for tokens at once. Zero means
@@ -67,7 +69,8 @@ type Config struct {
 	// Pace chooses how a bucket spends a quota that the server reports:
 	// [PaceEven] (the zero value) spreads what is left over the time left,
 	// [PaceBurst] lets callers spend it at once and then holds them until the
-	// window resets.
+	// window resets. Other values are invalid; [NewBucket] treats them as
+	// PaceEven.
 	Pace Pace
 
 	// Name identifies the bucket in events, logs and errors. [Transport]
@@ -91,7 +94,8 @@ type Config struct {
 	Logger *slog.Logger
 
 	// SlowWait is the wait beyond which a caller's wait is reported as an
-	// [EventWait]. Zero means one second.
+	// [EventWait]. Zero means one second; negative values are invalid, and
+	// treated as zero.
 	SlowWait time.Duration
 
 	// Store, if not nil, keeps the bucket's tokens and cooldown in a store
@@ -109,26 +113,44 @@ type Config struct {
 
 	// StoreShare is the share of the rate and burst a process uses on its
 	// own while its Store is unreachable: 1/N for N processes keeps them
-	// within the quota together. Zero means [DefaultStoreShare]; values
-	// outside (0, 1] are treated as zero.
+	// within the quota together. Zero means [DefaultStoreShare]; other
+	// values outside (0, 1] (and NaN) are invalid, and treated as zero.
 	StoreShare float64
 
 	// MaxCooldown caps every wait the server asks for (Retry-After, a reset
 	// far ahead, backoff after repeated 429s), so that a hostile or broken
 	// header never hangs a client. Zero means [DefaultMaxCooldown]; negative
-	// values are treated as zero.
+	// values are invalid, and treated as zero.
 	MaxCooldown time.Duration
 }
 
-// Validate reports the first invalid field of c, or nil. [NewBucket] accepts
-// any Config (it replaces invalid values as documented on each field); call
-// Validate to reject bad configuration instead.
+// Validate reports the fields of c that are invalid, as documented on each
+// field: one error per field, naming it and its value, joined by
+// [errors.Join]; nil if every field is valid. [NewBucket] accepts any Config
+// (it replaces invalid values as documented); call Validate to reject bad
+// configuration instead.
 func (c Config) Validate() error {
-	switch {
-	case math.IsNaN(float64(c.Limit)) || c.Limit < 0:
-		return errors.New("throttle: Config.Limit must be >= 0 (0: learn it from the server)")
-	case c.Burst < 0:
-		return errors.New("throttle: Config.Burst must be >= 0 (0: one second's worth)")
+	var errs []error
+	bad := func(field string, value any, want string) {
+		errs = append(errs, fmt.Errorf("throttle: Config.%s = %v: %s", field, value, want))
 	}
-	return nil
+	if math.IsNaN(float64(c.Limit)) || c.Limit < 0 {
+		bad("Limit", float64(c.Limit), "must be >= 0 (0: learn it from the server; rate.Inf: no local limit)")
+	}
+	if c.Burst < 0 {
+		bad("Burst", c.Burst, "must be >= 0 (0: the default burst)")
+	}
+	if c.Pace != PaceEven && c.Pace != PaceBurst {
+		bad("Pace", int(c.Pace), "must be PaceEven or PaceBurst")
+	}
+	if c.SlowWait < 0 {
+		bad("SlowWait", c.SlowWait, "must be >= 0 (0: one second)")
+	}
+	if math.IsNaN(c.StoreShare) || c.StoreShare < 0 || c.StoreShare > 1 {
+		bad("StoreShare", c.StoreShare, "must be in (0, 1] (0: DefaultStoreShare)")
+	}
+	if c.MaxCooldown < 0 {
+		bad("MaxCooldown", c.MaxCooldown, "must be >= 0 (0: DefaultMaxCooldown)")
+	}
+	return errors.Join(errs...)
 }

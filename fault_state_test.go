@@ -110,6 +110,8 @@ func FuzzRestore(f *testing.F) {
 	f.Add(uint8(2), 1, int64(-time.Hour), -1e9, 1e-300, 0, true, 100.0, int64(time.Minute), int64(time.Hour), 0.0)
 	f.Add(uint8(3), 1, int64(time.Hour), 3.0, 0.0, 1, true, math.Inf(1), int64(0), int64(0), 1e-300)
 	f.Add(uint8(0), 1, int64(0), 2.0, 1e300, 7, false, 1e300, int64(1<<62), int64(1<<62), 1e300)
+	f.Add(uint8(0), 2, int64(0), 1.0, math.MaxFloat64, 5, true, 0.0, int64(0), int64(0), 0.0)
+	f.Add(uint8(3), 2, int64(0), 1.0, 0.0, 5, true, 0.0, int64(0), int64(0), 0.0)
 	f.Fuzz(func(t *testing.T, config uint8, version int, at int64, tokens, limit float64, burst int, learned bool, srvLimit float64, window, cooldown int64, probeMax float64) {
 		s := State{
 			Version: version, At: now.Add(time.Duration(at)), Tokens: tokens, Limit: rate.Limit(limit),
@@ -129,6 +131,8 @@ func FuzzRestoreJSON(f *testing.F) {
 	f.Add(uint8(2), []byte(`{"version":1,"at":"1999-12-31T23:00:00Z","tokens":0,"limit":0,"burst":0,"learned":true,"server_limit":1e308,"window_ns":9223372036854775807,"cooldown_until":"9999-12-31T23:59:59Z","probe_max":1e-300}`))
 	f.Add(uint8(3), []byte(`{"version":1,"at":"0001-01-01T00:00:01Z","tokens":5}`))
 	f.Add(uint8(0), []byte(`{"version":1,"at":"2000-01-01T00:00:00Z","tokens":1,"learned":true,"server_limit":10,"window_ns":9223372036854775807}`))
+	f.Add(uint8(1), []byte(`{"version":2,"at":"2000-01-01T00:00:00Z","tokens":1,"limit":1.7976931348623157e+308,"burst":1,"learned":true}`))
+	f.Add(uint8(2), []byte(`{"version":2,"at":"2000-01-01T00:00:00Z","tokens":1,"limit":0,"burst":1,"learned":true}`))
 	f.Fuzz(func(t *testing.T, config uint8, data []byte) {
 		var s State
 		if json.Unmarshal(data, &s) != nil {

@@ -87,23 +87,11 @@ const (
 // with lower-case keys (as HTTP/2 captures often are) reads the same as one
 // filled by [http.Header.Set]; values may carry surrounding whitespace.
 func ParseHeaders(h http.Header, now time.Time) Quota {
-	q, _ := parseHeaders(h, now)
-	return q
-}
-
-// parseHeaders is ParseHeaders, and reports whether the result depends on
-// the wall-clock reading of now: whether it placed a time the response
-// states as absolute (an epoch, a date) against now rather than against the
-// response's Date, or found the Date more than dateAgree seconds from now.
-// Relative times (delays, seconds to a reset) depend on now's monotonic
-// reading only, as does every use of the result's times against another
-// time of the same clock.
-func parseHeaders(h http.Header, now time.Time) (q Quota, wall bool) {
 	p := newParser(now)
 	p.collect(h, false)
-	q = unknownQuota()
+	q := unknownQuota()
 	p.run(&choice{primary: &q})
-	return q, p.wall
+	return q
 }
 
 // ParseQuotas is like [ParseHeaders] but returns every quota the response
@@ -232,7 +220,6 @@ type parser struct {
 	nowNsec   int64 // compared in these, sparing time.Time's checked arithmetic
 	dateSec   int64 // the response's Date, Unix seconds, when dateState is 1
 	dateState int8  // 0: not parsed yet; 1: date is usable; -1: absent or unusable
-	wall      bool  // an absolute time was placed against now's wall clock
 	std       stdBudget
 }
 

@@ -865,9 +865,10 @@ func TestFieldsCollect(t *testing.T) {
 	require.Equal(t, []string{"x"}, f.get(field(numFields-1)))
 }
 
-// TestParseHeadersWallClock checks which responses parseHeaders reports as
-// placed against now's wall clock: absolute times that no usable Date
-// anchors.
+// TestParseHeadersWallClock checks which responses are read against now's
+// wall clock: absolute times that no usable Date anchors. Parsed with a
+// clock an hour later, their times move by that hour relative to now; the
+// others (Date-anchored, relative) read the same.
 func TestParseHeadersWallClock(t *testing.T) {
 	tests := []struct {
 		name string
@@ -877,10 +878,10 @@ func TestParseHeadersWallClock(t *testing.T) {
 		{"epoch reset, Date", hdr("Date", dateAt(0), "X-RateLimit-Reset", epoch(time.Minute)), false},
 		{"epoch reset, no Date", hdr("X-RateLimit-Reset", epoch(time.Minute)), true},
 		{"epoch reset, Date a week off", hdr("Date", dateAt(7*24*time.Hour), "X-RateLimit-Reset", epoch(time.Minute)), true},
-		{"epoch reset, Date 5 minutes off", hdr("Date", dateAt(5*time.Minute), "X-RateLimit-Reset", epoch(time.Minute)), true},
+		{"epoch reset, Date 5 minutes off", hdr("Date", dateAt(5*time.Minute), "X-RateLimit-Reset", epoch(6*time.Minute)), false},
 		{"epoch ms reset, no Date", hdr("X-RateLimit-Reset", epochMs(time.Minute)), true},
 		{"RFC 3339 reset, no Date", hdr("X-RateLimit-Reset", testNow.Add(time.Minute).Format(time.RFC3339)), true},
-		{"number neither epoch nor delta, no Date", hdr("X-RateLimit-Reset", "99999999999999"), true},
+		{"number neither epoch nor delta (not stated)", hdr("X-RateLimit-Reset", "99999999999999"), false},
 		{"HTTP-date Retry-After, no Date", hdr("Retry-After", dateAt(time.Minute)), true},
 		{"HTTP-date Retry-After, Date", hdr("Date", dateAt(0), "Retry-After", dateAt(time.Minute)), false},
 		{"delta reset", hdr("X-RateLimit-Reset", "30"), false},
@@ -888,10 +889,19 @@ func TestParseHeadersWallClock(t *testing.T) {
 		{"Retry-After seconds", hdr("Retry-After", "5"), false},
 		{"nothing", hdr("Content-Type", "text/plain"), false},
 	}
+	// relative is what q says relative to now: the reset's offset (or
+	// none) and the Retry-After.
+	relative := func(q Quota, now time.Time) [2]time.Duration {
+		r := time.Duration(-1)
+		if !q.Reset.IsZero() {
+			r = q.Reset.Sub(now)
+		}
+		return [2]time.Duration{r, q.RetryAfter}
+	}
+	later := testNow.Add(time.Hour)
 	for _, tt := range tests {
-		q, wall := parseHeaders(tt.h, testNow)
-		assert.Equal(t, tt.wall, wall, tt.name)
-		assert.Equal(t, ParseHeaders(tt.h, testNow), q, tt.name)
+		at, atLater := relative(ParseHeaders(tt.h, testNow), testNow), relative(ParseHeaders(tt.h, later), later)
+		assert.Equal(t, tt.wall, at != atLater, "%s: (reset, Retry-After) from now: %v, an hour later %v", tt.name, at, atLater)
 	}
 }
 

@@ -36,11 +36,6 @@ const (
 	// replayed from a cache) and absolute resets fall back to the client's
 	// clock.
 	dateSanity = 24 * time.Hour
-	// dateAgree is how far, in seconds, the response's Date may be from
-	// the arrival time before the parse is reported as depending on the
-	// wall clock (parseHeaders): a Transport whose wall clock is derived
-	// then reads it afresh.
-	dateAgree = 60
 	// dateSkewed is how far the response's Date must be from the local
 	// clock for absolute times to be placed against it rather than against
 	// the local clock: Date has whole seconds, so within this it tells
@@ -65,9 +60,6 @@ func (p *parser) anchor() bool {
 			}
 			const saneSec = int64(dateSanity / time.Second)
 			ds := date - p.nowSec
-			if ds < -dateAgree || ds > dateAgree {
-				p.wall = true // whether the Date is used depends on the clock
-			}
 			if ds > -saneSec-1 && ds < saneSec+1 {
 				if d := time.Duration(ds)*time.Second - time.Duration(p.nowNsec); d > -dateSanity && d < dateSanity {
 					p.dateSec, p.dateState = date, 1
@@ -81,8 +73,7 @@ func (p *parser) anchor() bool {
 
 // refSec returns the Unix seconds of the instant server times are measured
 // from: the response's Date when usable, else the arrival time. It tells
-// epochs from delays, which a wall clock off by hours does not change;
-// fromRef, which places a time, records a use of the wall clock (p.wall).
+// epochs from delays, which a wall clock off by hours does not change.
 func (p *parser) refSec() int64 {
 	if p.anchor() {
 		return p.dateSec
@@ -102,8 +93,6 @@ func (p *parser) fromRef(sec, nsec int64) (time.Duration, bool) {
 		if skew := (p.dateSec-p.nowSec)*int64(time.Second) - p.nowNsec; skew > int64(dateSkewed) || skew < -int64(dateSkewed) {
 			refSec, refNsec = p.dateSec, 0
 		}
-	} else {
-		p.wall = true
 	}
 	const maxSec = math.MaxInt64/int64(time.Second) - 1
 	ds := sec - refSec
@@ -170,7 +159,6 @@ func (p *parser) resetNumber(ip uint64, ns int64) (time.Time, bool) {
 	case ip > uint64(maxAhead/time.Second):
 		// Neither an epoch near now nor a plausible delta: near a clock
 		// far off, maybe.
-		p.wall = p.wall || !p.anchor()
 		return time.Time{}, false
 	default:
 		d, ok := delay(ip, ns, time.Second)

@@ -69,7 +69,7 @@ func (m *memStore) Correct(_ context.Context, key string, c Correction) error {
 	if c.SetTokens && c.Limit != rate.Inf {
 		iv := time.Duration(float64(time.Second) / float64(c.Limit))
 		tat := now.Add(time.Duration((float64(c.Burst) - min(c.Tokens, float64(c.Burst))) * float64(iv)))
-		if c.Raise || tat.After(m.tat[key]) {
+		if tat.After(m.tat[key]) {
 			m.tat[key] = tat
 		}
 	}

@@ -38,10 +38,10 @@ type Correction struct {
 
 	// When SetTokens is true, the bucket holds at most Tokens from now on
 	// (Tokens may be negative: more requests are in flight than the server
-	// has left). With Raise also true it holds exactly Tokens (at most
-	// Burst): the server's window has moved on, so the count may go up.
+	// has left). A correction only ever lowers the tokens: a process counts
+	// its own admissions but not the others', so what it would raise the
+	// count to could overshoot; the rate refills the bucket.
 	SetTokens bool
-	Raise     bool
 	Tokens    float64
 
 	// Hold, if positive, holds the bucket for that long from now: no Take

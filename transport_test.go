@@ -174,50 +174,6 @@ func TestTransportCancelWhileWaiting(t *testing.T) {
 	})
 }
 
-// TestTransportScopes: GitHub names the resource of each response; spending
-// the search quota must not hold back core requests.
-func TestTransportScopes(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		srv := throttletest.NewHandler(throttletest.Config{
-			Quota:     throttletest.Quota{Limit: 100, Window: time.Minute},
-			Resources: map[string]throttletest.Quota{"search": {Limit: 3, Window: time.Minute}},
-			Route: func(r *http.Request) string {
-				if strings.HasPrefix(r.URL.Path, "/search/") {
-					return "search"
-				}
-				return "core"
-			},
-		})
-		// PaceBurst: spend what is left at once (PaceEven would spread the
-		// 3 searches over the minute).
-		tr := &Transport{Base: srv, Config: Config{MaxWait: 5 * time.Second, Pace: PaceBurst}}
-		get := func(path string) error {
-			req, _ := http.NewRequestWithContext(t.Context(), "GET", "http://api.github.test"+path, nil)
-			resp, err := tr.RoundTrip(req)
-			if err == nil {
-				resp.Body.Close()
-			}
-			return err
-		}
-		for range 3 {
-			require.NoError(t, get("/search/issues"))
-		}
-		err := get("/search/code")
-		require.ErrorIs(t, err, ErrWaitTooLong, "search is spent for a minute")
-		assert.Contains(t, err.Error(), "api.github.test#search")
-
-		start := time.Now()
-		for range 5 {
-			require.NoError(t, get("/repos/o/r"), "core is not held back by search")
-		}
-		assert.Less(t, time.Since(start), 5*time.Second)
-		assert.Equal(t, 0, srv.Stats().Refused)
-		keys := tr.Stats().Keys
-		assert.Contains(t, keys, "api.github.test#search")
-		assert.Contains(t, keys, "api.github.test#core")
-	})
-}
-
 func TestTransportRetry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var calls int
@@ -288,273 +244,43 @@ func TestTransportRetryRefusedReturnsResponse(t *testing.T) {
 	})
 }
 
-func TestTransportEvictsIdleBuckets(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tr := &Transport{
-			Base:        roundTripFunc(func(r *http.Request) (*http.Response, error) { return newResponse(r, 200, nil, ""), nil }),
-			Config:      Config{Limit: 10},
-			IdleTimeout: time.Minute,
-		}
-		for i := range 100 {
-			req, _ := http.NewRequest("GET", "http://host"+strconv.Itoa(i)+".test/", nil)
-			_, err := tr.RoundTrip(req)
-			require.NoError(t, err)
-		}
-		assert.Len(t, tr.Stats().Keys, 100)
-		time.Sleep(2 * time.Minute)
-		req, _ := http.NewRequest("GET", "http://last.test/", nil)
-		_, err := tr.RoundTrip(req)
-		require.NoError(t, err)
-		assert.Len(t, tr.Stats().Keys, 1, "idle buckets are dropped")
-	})
-}
-
-// TestTransportLookupCache checks the lock-free lookup of the latest route:
-// a bucket dropped as idle is not served from it, nor is a route's old
-// bucket once the server names its scope.
-func TestTransportLookupCache(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		scope := ""
-		tr := &Transport{
-			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				h := http.Header{}
-				if scope != "" {
-					h.Set("X-RateLimit-Resource", scope)
-				}
-				return newResponse(r, 200, h, ""), nil
-			}),
-			Config:      Config{Limit: 10},
-			IdleTimeout: time.Minute,
-		}
-		get := func() {
-			req, _ := http.NewRequest("GET", "http://api.test/repos/x", nil)
-			resp, err := tr.RoundTrip(req)
-			require.NoError(t, err)
-			resp.Body.Close()
-		}
-		get()
-		get() // from the cache
-		assert.Equal(t, uint64(2), tr.Stats().Keys["api.test"].Admitted)
-		time.Sleep(2 * time.Minute) // the bucket is idle and a sweep is due
-		get()
-		assert.Equal(t, uint64(1), tr.Stats().Keys["api.test"].Admitted, "a new bucket, not the dropped one")
-		scope = "core"
-		get() // names the scope: its answer goes to api.test#core
-		get()
-		keys := tr.Stats().Keys
-		assert.Equal(t, uint64(1), keys["api.test#core"].Admitted, "the route moved to the scope's bucket")
-	})
-}
-
-// TestTransportIdleAfterLastUse: a bucket is kept for IdleTimeout after
-// its last request, also when that request took the lock-free lookup, which
-// does not record every use.
-func TestTransportIdleAfterLastUse(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tr := &Transport{
-			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				return newResponse(r, 200, http.Header{}, ""), nil
-			}),
-			IdleTimeout: 8 * time.Second,
-		}
-		get := func(host string) {
-			req, _ := http.NewRequest("GET", "http://"+host+"/x", nil)
-			resp, err := tr.RoundTrip(req)
-			require.NoError(t, err)
-			resp.Body.Close()
-		}
-		get("a.test") // recorded
-		time.Sleep(900 * time.Millisecond)
-		get("a.test") // lock-free, within touch of the last record: not recorded
-		time.Sleep(3200 * time.Millisecond)
-		get("b.test") // a sweep
-		time.Sleep(4400 * time.Millisecond)
-		get("c.test") // a sweep 7.6 s after a.test's last request
-		assert.Contains(t, tr.Stats().Keys, "a.test", "dropped before IdleTimeout passed since its last request")
-		time.Sleep(5 * time.Second)
-		get("c.test") // a sweep 12.6 s after it
-		assert.NotContains(t, tr.Stats().Keys, "a.test", "kept after IdleTimeout")
-	})
-}
-
-// TestTransportArrivalAfterSuspend: the derived wall clock misses the time
-// a machine was suspended (the monotonic clock stops), so an absolute reset
-// that no Date anchors, or a Date far from that clock, makes the Transport
-// read the wall clock afresh; a Date that agrees with it needs no reading.
-func TestTransportArrivalAfterSuspend(t *testing.T) {
-	tests := []struct {
-		name  string
-		date  bool
-		stale time.Duration // how far behind the last reading of the wall clock is
-		read  bool          // the wall clock is read afresh
-	}{
-		{"epoch reset without Date", false, 2 * time.Hour, true},
-		{"Date far from the clock", true, 2 * time.Hour, true},
-		{"Date agrees with the clock", true, 0, false},
-	}
-	for _, tt := range tests {
+// TestTransportArrival: an answer is read against the clock at its
+// arrival, as one reading of both clocks: a reset the server states as a
+// delay and the same reset as an epoch without a Date (placed against the
+// wall clock) hold the next request alike, after the answer took a while
+// to come and after an hour of no requests.
+func TestTransportArrival(t *testing.T) {
+	waits := map[string]time.Duration{}
+	for _, form := range []string{"delay", "epoch"} {
 		synctest.Test(t, func(t *testing.T) {
 			tr := &Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				time.Sleep(10 * time.Second) // a slow answer
 				h := http.Header{}
 				h.Set("X-RateLimit-Limit", "10")
 				h.Set("X-RateLimit-Remaining", "0")
-				h.Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10))
-				if tt.date {
-					h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+				reset := "30"
+				if form == "epoch" {
+					reset = strconv.FormatInt(time.Now().Add(30*time.Second).Unix(), 10)
 				}
+				h.Set("X-RateLimit-Reset", reset)
 				return newResponse(r, 200, h, ""), nil
 			})}
-			req, _ := http.NewRequest("GET", "http://api.test/x", nil)
-			tr.bucket(routeOf("api.test", req)) // starts the clock
-			// The last reading of the wall clock, behind as after a suspend.
-			// (A bubble's clocks cannot be told apart: the reading drops its
-			// monotonic part instead, so only the reading is checked.)
-			mark := &wallMark{float64(time.Since(tr.epoch)), time.Now().Add(-tt.stale).Round(0)}
-			tr.mark.Store(mark)
-			resp, err := tr.RoundTrip(req)
-			require.NoError(t, err)
-			resp.Body.Close()
-			if tt.read {
-				assert.NotSame(t, mark, tr.mark.Load(), "%s: the wall clock is read", tt.name)
-			} else {
-				assert.Same(t, mark, tr.mark.Load(), "%s: the wall clock is not read", tt.name)
+			get := func() {
+				req, _ := http.NewRequest("GET", "http://api.test/x", nil)
+				resp, err := tr.RoundTrip(req)
+				require.NoError(t, err)
+				resp.Body.Close()
 			}
+			get() // starts the clock
+			time.Sleep(time.Hour)
+			get() // spends the window: the next request waits for its reset
+			start := time.Now()
+			get()
+			waits[form] = time.Since(start) - 10*time.Second
 		})
 	}
-}
-
-// TestTransportScopeOfOneRoute: a server that names a scope on one route
-// only; the key's own bucket, which its other routes use, keeps what it
-// learned.
-func TestTransportScopeOfOneRoute(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tr := &Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			h := http.Header{}
-			if strings.HasPrefix(r.URL.Path, "/b/") {
-				h.Set("X-RateLimit-Resource", "bee")
-			} else {
-				h.Set("X-RateLimit-Limit", "6")
-				h.Set("X-RateLimit-Remaining", "5")
-				h.Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10))
-			}
-			return newResponse(r, 200, h, ""), nil
-		})}
-		get := func(path string) {
-			req, _ := http.NewRequest("GET", "http://api.test"+path, nil)
-			resp, err := tr.RoundTrip(req)
-			require.NoError(t, err)
-			resp.Body.Close()
-		}
-		get("/a/x") // the key's own bucket learns 6 a minute
-		get("/b/x") // names the scope bee for /b
-		keys := tr.Stats().Keys
-		require.Contains(t, keys, "api.test", "the bucket of the other routes is kept")
-		assert.Equal(t, uint64(2), keys["api.test"].Admitted, "both first requests")
-		assert.Equal(t, uint64(1), keys["api.test"].Corrections, "what /a's answer taught it")
-		assert.Contains(t, keys, "api.test#bee")
-	})
-}
-
-// TestTransportRescope: a request that waited in the host's bucket while
-// the first answer named the route's scope is counted by the scope's bucket
-// when it is sent, not by the host's.
-func TestTransportRescope(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		release := make(chan struct{})
-		var calls atomic.Int32
-		tr := &Transport{
-			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				if calls.Add(1) == 1 {
-					<-release // the first answer comes once the second request waits
-				}
-				h := http.Header{}
-				h.Set("X-RateLimit-Resource", "core")
-				return newResponse(r, 200, h, ""), nil
-			}),
-			Config: Config{Limit: 1, Burst: 1},
-		}
-		get := func() {
-			req, _ := http.NewRequest("GET", "http://api.test/repos/x", nil)
-			resp, err := tr.RoundTrip(req)
-			require.NoError(t, err)
-			resp.Body.Close()
-		}
-		var wg sync.WaitGroup
-		wg.Go(get) // takes the host's only token, then waits for its answer
-		synctest.Wait()
-		wg.Go(get) // waits a second for the host's next token
-		synctest.Wait()
-		close(release) // the first answer names the scope "core"
-		wg.Wait()
-		keys := tr.Stats().Keys
-		assert.Equal(t, uint64(1), keys["api.test#core"].Admitted, "the second request moved to the scope's bucket")
-		assert.Zero(t, keys["api.test#core"].InFlight)
-		assert.Equal(t, int32(2), calls.Load())
-	})
-}
-
-// TestTransportArrival checks the arrival clock: the wall clock advanced by
-// the monotonic clock, read afresh every wallResync.
-func TestTransportArrival(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tr := &Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			return newResponse(r, 200, http.Header{}, ""), nil
-		})}
-		req, _ := http.NewRequest("GET", "http://api.test/x", nil)
-		resp, err := tr.RoundTrip(req) // starts the clock
-		require.NoError(t, err)
-		resp.Body.Close()
-
-		time.Sleep(time.Second)
-		w1, at1, derived := tr.arrival()
-		mark := tr.mark.Load()
-		assert.False(t, derived)
-		assert.True(t, w1.Equal(time.Now()), "a fresh reading after %v", time.Second)
-		assert.Equal(t, float64(w1.Sub(tr.epoch)), at1)
-
-		time.Sleep(wallResync / 2)
-		w2, at2, derived := tr.arrival()
-		assert.True(t, derived)
-		assert.Same(t, mark, tr.mark.Load(), "within wallResync the wall clock is not read")
-		assert.True(t, w2.Equal(time.Now()), "%v advanced by the monotonic clock, want %v", w2, time.Now())
-		assert.Equal(t, float64(wallResync/2), at2-at1)
-
-		time.Sleep(wallResync)
-		w3, _, derived := tr.arrival()
-		assert.False(t, derived)
-		assert.NotSame(t, mark, tr.mark.Load(), "after wallResync the wall clock is read again")
-		assert.True(t, w3.Equal(time.Now()))
-	})
-}
-
-func TestTransportEvents(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		var kinds []EventKind
-		tr := &Transport{
-			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				h := http.Header{}
-				h.Set("Retry-After", "5")
-				return newResponse(r, 429, h, ""), nil
-			}),
-			Config: Config{Limit: 10, MaxWait: time.Second, OnEvent: func(e Event) {
-				mu.Lock()
-				kinds = append(kinds, e.Kind)
-				mu.Unlock()
-				assert.Equal(t, "api.test", e.Name)
-			}},
-		}
-		req, _ := http.NewRequest("GET", "http://api.test/", nil)
-		_, err := tr.RoundTrip(req)
-		require.NoError(t, err)
-		_, err = tr.RoundTrip(req)
-		require.ErrorIs(t, err, ErrWaitTooLong)
-		// The 429 without quota headers cuts the rate, then cools down.
-		assert.Equal(t, []EventKind{EventLimit, EventCooldown, EventRefused}, kinds)
-		st := tr.Stats().Total
-		assert.Equal(t, uint64(1), st.Cooldowns)
-		assert.Equal(t, uint64(1), st.RefusedTooLong)
-	})
+	assert.GreaterOrEqual(t, waits["delay"], 30*time.Second, "the next request waits for the reset 30 s after the answer")
+	assert.Equal(t, waits["delay"], waits["epoch"], "a reset as an epoch without Date, and as a delay")
 }
 
 // TestTransportLoopback: 64 goroutines share one Transport against a real
@@ -677,25 +403,5 @@ func BenchmarkRoundTrip(b *testing.B) {
 		})
 		base.CloseIdleConnections()
 		srv.Close()
-	}
-}
-
-func TestRouteOf(t *testing.T) {
-	tests := []struct{ path, want string }{
-		{"/search/issues", "search"},
-		{"/repos/o/r", "repos"},
-		{"/api/v3/search/code", "search"},
-		{"/api/graphql", "graphql"},
-		{"/v1/chat/completions", "chat"},
-		{"/", ""},
-		{"", ""},
-		{"/api", "api"},
-		{"/vendor/x", "vendor"},
-	}
-	for _, tt := range tests {
-		req := &http.Request{URL: &url.URL{Path: tt.path}}
-		if got := routeOf("h", req); got != (routeID{"h", tt.want}) {
-			t.Errorf("routeOf(%q) = %+v, want segment %q", tt.path, got, tt.want)
-		}
 	}
 }

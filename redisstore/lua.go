@@ -55,9 +55,8 @@ return 0
 `
 
 // correctScript applies a correction to the bucket whose interval is ARGV[1]
-// µs (0: no limit) and capacity ARGV[2] tokens. ARGV[3] is the mode: 0 leaves
-// the tokens alone, 1 lowers them to at most ARGV[4], 2 sets them to ARGV[4]
-// (at most the burst). ARGV[5], if positive, holds the bucket for that many
+// µs (0: no limit) and capacity ARGV[2] tokens. ARGV[3] 1 lowers the tokens
+// to at most ARGV[4]; 0 leaves them alone. ARGV[5], if positive, holds the bucket for that many
 // µs from now, unless it is already held longer. It returns 0.
 var correctScript = redis.NewScript(correctSrc)
 
@@ -65,14 +64,13 @@ const correctSrc = `
 if redis.replicate_commands then redis.replicate_commands() end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local iv, burst, mode = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local iv, burst, lower = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local tokens, hold_for = tonumber(ARGV[4]), tonumber(ARGV[5])
 local s = redis.call('HMGET', KEYS[1], 'tat', 'hold')
 local tat, hold = tonumber(s[1]) or now, tonumber(s[2]) or 0
 
-if mode ~= 0 and iv > 0 then
-	local set = now + (burst - math.min(tokens, burst)) * iv
-	if mode == 2 then tat = set else tat = math.max(tat, set) end
+if lower == 1 and iv > 0 then
+	tat = math.max(tat, now + (burst - math.min(tokens, burst)) * iv)
 end
 if hold_for > 0 then hold = math.max(hold, now + hold_for) end
 

@@ -183,7 +183,7 @@ func (s *Store) Take(ctx context.Context, key string, n int, limit rate.Limit, b
 }
 
 // Correct applies what a server said about the quota to the bucket key: it
-// lowers or sets the tokens (c.SetTokens, c.Raise) and holds the bucket
+// lowers the tokens (c.SetTokens) and holds the bucket
 // (c.Hold), as documented on [throttle.Correction], in one atomic step. A
 // correction that says nothing returns nil at once. c.Limit and c.Burst
 // matter only with c.SetTokens: then c.Limit must be positive, and at
@@ -196,8 +196,8 @@ func (s *Store) Correct(ctx context.Context, key string, c throttle.Correction) 
 	if !c.SetTokens && c.Hold <= 0 {
 		return nil
 	}
-	// mode 0 leaves the tokens alone, 1 lowers them, 2 sets them.
-	mode, iv, tokens := 0, 0.0, 0.0
+	// lower 1 lowers the tokens, 0 leaves them alone.
+	lower, iv, tokens := 0, 0.0, 0.0
 	if c.SetTokens {
 		var err error
 		if iv, err = interval(c.Limit); err != nil {
@@ -209,10 +209,7 @@ func (s *Store) Correct(ctx context.Context, key string, c throttle.Correction) 
 		case math.IsNaN(c.Tokens):
 			return fmt.Errorf("redisstore: correct %q: tokens NaN", key)
 		case iv > 0:
-			mode = 1
-			if c.Raise {
-				mode = 2
-			}
+			lower = 1
 			// Beyond these bounds a count means "none" or "full" all the
 			// same, and keeping it finite keeps the scripts' arithmetic
 			// finite.
@@ -225,7 +222,7 @@ func (s *Store) Correct(ctx context.Context, key string, c throttle.Correction) 
 	}
 	ctx, cancel := s.context(ctx)
 	defer cancel()
-	err := s.run(ctx, correctScript, key, iv, c.Burst, mode, tokens, holdFor).Err()
+	err := s.run(ctx, correctScript, key, iv, c.Burst, lower, tokens, holdFor).Err()
 	if err != nil {
 		return wrap(ctx, "correct", key, err)
 	}
