@@ -55,8 +55,13 @@ type Bucket struct {
 
 	epoch time.Time // the origin of the bucket's clock; monotonic
 
+	// The lock rule. mu guards the fields below. A method whose name ends
+	// in Locked requires mu held; one that reads or changes the tokens or
+	// the rate also requires the state owned: taken from the lock-free path
+	// by ownLocked (or ownAtLocked) and handed back by releaseLocked, which
+	// its comment says. Every other method takes mu itself, if it needs it,
+	// and must not be called with it held.
 	mu sync.Mutex
-	// The fields below are guarded by mu.
 
 	tat      float64    // theoretical arrival time while fast == slowPath
 	clock    float64    // the latest time the mutex has seen; see ownAt
@@ -159,15 +164,15 @@ func newBucket(c Config, epoch time.Time, now float64) *Bucket {
 	b.burst = max(c.Burst, 0)
 	b.auto = b.burst == 0
 	b.tat = now // full
-	b.applyParams()
+	b.applyParamsLocked()
 	if b.auto && limit != rate.Inf {
 		// Told the rate, with the default burst: start with one token,
 		// not a full burst, so that the first window of a server whose
 		// quota is that rate never holds more than its quota.
-		b.setTokens(b.tat, 1)
+		b.setTokensLocked(b.tat, 1)
 	}
 	b.fast.Store(slowPath)
-	b.release(b.tat)
+	b.releaseLocked(b.tat)
 	return b
 }
 
@@ -231,22 +236,23 @@ func (b *Bucket) allowAt(n int, now float64) (bool, float64) {
 func (b *Bucket) allowSlow(n int, now float64) (bool, float64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now = b.ownAt(now)
-	defer b.release(now)
+	now = b.ownAtLocked(now)
+	defer b.releaseLocked(now)
 	if b.q.len > 0 || now < b.hold {
 		return false, now
 	}
-	return b.take(now, n) != 0, now
+	return b.takeLocked(now, n) != 0, now
 }
 
-// own makes the mutex the owner of the state and returns the time. It
-// requires that b.mu is held; every own is paired with a release.
-func (b *Bucket) own() float64 { return b.ownAt(b.now()) }
+// ownLocked makes the mutex the owner of the state and returns the time. Every
+// ownLocked is paired with a releaseLocked.
+func (b *Bucket) ownLocked() float64 { return b.ownAtLocked(b.now()) }
 
-// ownAt is own with a reading of the clock taken before b.mu was acquired.
+// ownAtLocked is ownLocked with a reading of the clock taken before b.mu
+// was acquired.
 // Another caller may have taken a later reading and the lock first: the
 // time the state sees never goes back.
-func (b *Bucket) ownAt(now float64) float64 {
+func (b *Bucket) ownAtLocked(now float64) float64 {
 	// Only lock-free admissions change fast, and only from a value other
 	// than slowPath: if it holds slowPath, the mutex owns the state already
 	// and the swap (a locked instruction) is not needed.
@@ -267,18 +273,18 @@ func (b *Bucket) ownAt(now float64) float64 {
 	return now
 }
 
-// release hands the state back to the lock-free path when nothing needs the
-// mutex's judgement: nobody queued, no cooldown, no cap from the server, no
-// store. It requires that b.mu is held.
-func (b *Bucket) release(now float64) {
+// releaseLocked hands the state back to the lock-free path when nothing needs
+// the mutex's judgement: nobody queued, no cooldown, no cap from the server, no
+// store.
+func (b *Bucket) releaseLocked(now float64) {
 	if b.q.len == 0 && now >= b.hold && !b.learning && b.capEnd == 0 && b.store == nil {
 		b.fast.Store(math.Float64bits(b.tat))
 	}
 }
 
-// applyParams publishes limit and burst to the lock-free path. It requires
-// that b.mu is held and the state owned, or that b is not yet shared.
-func (b *Bucket) applyParams() {
+// applyParamsLocked publishes limit and burst to the lock-free path. It
+// requires the state owned, or that b is not yet shared.
+func (b *Bucket) applyParamsLocked() {
 	if b.auto {
 		b.burst = defaultBurst(b.limit)
 		if b.autoCap > 0 {
@@ -327,9 +333,9 @@ func dur(ns float64) time.Duration {
 // maxDur is the longest wait the bucket computes with: about 146 years.
 const maxDur = float64(1 << 62)
 
-// tokensAt returns the tokens at now, which may be negative after a
-// correction. It requires that b.mu is held and the state owned.
-func (b *Bucket) tokensAt(now float64) float64 {
+// tokensAtLocked returns the tokens at now, which may be negative after a
+// correction. It requires the state owned.
+func (b *Bucket) tokensAtLocked(now float64) float64 {
 	iv := b.iv()
 	if iv == 0 {
 		return float64(b.burst)
@@ -340,9 +346,8 @@ func (b *Bucket) tokensAt(now float64) float64 {
 	return min(float64(b.burst), float64(b.burst)-(b.tat-now)/iv)
 }
 
-// setTokens sets the tokens at now. It requires that b.mu is held and the
-// state owned.
-func (b *Bucket) setTokens(now, tokens float64) {
+// setTokensLocked sets the tokens at now. It requires the state owned.
+func (b *Bucket) setTokensLocked(now, tokens float64) {
 	iv := b.iv()
 	if iv == 0 || math.IsInf(iv, 1) {
 		b.tat = now
@@ -351,19 +356,18 @@ func (b *Bucket) setTokens(now, tokens float64) {
 	b.tat = now + (float64(b.burst)-tokens)*iv
 }
 
-// take takes n tokens at now if they are there and returns the sequence
-// number of the admission, 0 if it was refused. It requires that b.mu is
-// held and the state owned.
-func (b *Bucket) take(now float64, n int) uint64 {
-	if b.learning && b.probing > 0 && now < b.probeLost() {
+// takeLocked takes n tokens at now if they are there and returns the sequence
+// number of the admission, 0 if it was refused. It requires the state owned.
+func (b *Bucket) takeLocked(now float64, n int) uint64 {
+	if b.learning && b.probing > 0 && now < b.probeLostLocked() {
 		return 0 // one request at a time goes out to learn the quota
 	}
-	if b.capped(now, n) {
+	if b.cappedLocked(now, n) {
 		return 0
 	}
 	iv := b.iv()
 	if iv != 0 {
-		if b.readyAt(now, n) > now+1 { // 1ns of slack absorbs the timer's rounding
+		if b.readyAtLocked(now, n) > now+1 { // 1ns of slack absorbs the timer's rounding
 			return 0
 		}
 		b.tat = max(b.tat, now) + float64(n)*iv
@@ -375,11 +379,11 @@ func (b *Bucket) take(now float64, n int) uint64 {
 	return b.countAdmission(n)
 }
 
-// probeLost returns when the probe in flight is given up for lost, so that
-// another goes: a few of the server's latencies after it was sent. Before the
-// first answer nothing is given up: the callers wait for it, bounded by their
-// MaxWait. It requires that b.mu is held.
-func (b *Bucket) probeLost() float64 {
+// probeLostLocked returns when the probe in flight is given up for lost, so
+// that another goes: a few of the server's latencies after it was sent. Before
+// the first answer nothing is given up: the callers wait for it, bounded by
+// their MaxWait.
+func (b *Bucket) probeLostLocked() float64 {
 	if !b.model.answered {
 		return math.Inf(1)
 	}
@@ -401,10 +405,9 @@ func (b *Bucket) countAdmission(n int) uint64 {
 	return b.admitted.Add(uint64(n))
 }
 
-// readyAt returns when the bucket will hold n tokens beyond those it holds
-// now, ignoring the cooldown: +Inf if never. It requires that b.mu is held and
-// the state owned.
-func (b *Bucket) readyAt(now float64, n int) float64 {
+// readyAtLocked returns when the bucket will hold n tokens beyond those it
+// holds now, ignoring the cooldown: +Inf if never. It requires the state owned.
+func (b *Bucket) readyAtLocked(now float64, n int) float64 {
 	iv := b.iv()
 	switch {
 	case iv == 0:
@@ -427,17 +430,16 @@ func (b *Bucket) count() uint64 { return b.admitted.Load() }
 func (b *Bucket) Tokens() float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.own()
-	defer b.release(now)
-	return b.tokensNow(now)
+	now := b.ownLocked()
+	defer b.releaseLocked(now)
+	return b.tokensNowLocked(now)
 }
 
-// tokensNow is Tokens at now. It requires that b.mu is held and the state
-// owned.
-func (b *Bucket) tokensNow(now float64) float64 {
-	t := b.tokensAt(now)
+// tokensNowLocked is Tokens at now. It requires the state owned.
+func (b *Bucket) tokensNowLocked(now float64) float64 {
+	t := b.tokensAtLocked(now)
 	if now < b.capEnd {
-		t = min(t, b.capLeft(now))
+		t = min(t, b.capLeftLocked(now))
 	}
 	if b.learning && b.model.answered {
 		// Probing: one request goes, and the rest wait for its answer.
@@ -480,14 +482,14 @@ func (b *Bucket) SetLimit(limit rate.Limit) {
 	defer b.emit()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.own()
+	now := b.ownLocked()
 	b.ceiling = limit
 	if pace := rate.Limit(b.model.plan.rate); pace > 0 {
 		limit = min(limit, pace) // as the next answer would set it
 	}
-	b.setParams(now, limit, b.burst)
-	b.replan(now)
-	b.release(now)
+	b.setParamsLocked(now, limit, b.burst)
+	b.replanLocked(now)
+	b.releaseLocked(now)
 }
 
 // SetBurst changes the capacity, keeping the tokens the bucket holds now (at
@@ -501,24 +503,24 @@ func (b *Bucket) SetBurst(burst int) {
 	defer b.emit()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.own()
+	now := b.ownLocked()
 	b.auto = burst == 0
-	b.setParams(now, b.limit, burst)
-	b.replan(now)
-	b.release(now)
+	b.setParamsLocked(now, b.limit, burst)
+	b.replanLocked(now)
+	b.releaseLocked(now)
 }
 
-// setParams changes limit and burst, keeping the tokens. It requires that
-// b.mu is held and the state owned.
-func (b *Bucket) setParams(now float64, limit rate.Limit, burst int) {
-	tokens := b.tokensAt(now)
+// setParamsLocked changes limit and burst, keeping the tokens. It requires the
+// state owned.
+func (b *Bucket) setParamsLocked(now float64, limit rate.Limit, burst int) {
+	tokens := b.tokensAtLocked(now)
 	if b.limit == rate.Inf {
 		tokens = math.Inf(1) // a finite limit starts full
 	}
 	if old := b.limit; limit != old && (old == rate.Inf || limit == rate.Inf || math.Abs(float64(limit-old)) > 0.1*float64(old)) {
-		b.note(Event{Kind: EventLimit, Limit: limit})
+		b.noteLocked(Event{Kind: EventLimit, Limit: limit})
 	}
 	b.limit, b.burst = limit, burst
-	b.applyParams()
-	b.setTokens(now, min(tokens, float64(b.burst)))
+	b.applyParamsLocked()
+	b.setTokensLocked(now, min(tokens, float64(b.burst)))
 }

@@ -109,13 +109,13 @@ func BenchmarkQueue(b *testing.B) {
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			bk.mu.Lock()
-			now := bk.own()
+			now := bk.ownLocked()
 			for range depth {
-				if w, _, err := bk.enqueue(ctx, now, 1, false); err != nil || w == nil {
+				if w, _, err := bk.enqueueLocked(ctx, now, 1, false); err != nil || w == nil {
 					b.Fatal(err)
 				}
 			}
-			bk.release(now)
+			bk.releaseLocked(now)
 			bk.mu.Unlock()
 			runtime.ReadMemStats(&after)
 			perWaiter := float64(after.TotalAlloc-before.TotalAlloc) / float64(depth)
@@ -123,21 +123,21 @@ func BenchmarkQueue(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				bk.mu.Lock()
-				now := bk.own()
-				w, _, err := bk.enqueue(ctx, now, 1, false)
+				now := bk.ownLocked()
+				w, _, err := bk.enqueueLocked(ctx, now, 1, false)
 				if err != nil {
 					b.Fatal(err)
 				}
 				bk.q.remove(w)
-				bk.release(now)
+				bk.releaseLocked(now)
 				bk.mu.Unlock()
 			}
 			b.ReportMetric(perWaiter, "heapB/waiter")
 
 			bk.mu.Lock()
-			bk.own()
+			bk.ownLocked()
 			for w := bk.q.head; w != nil; w = bk.q.head {
-				bk.finish(0, w, context.Canceled)
+				bk.finishLocked(0, w, context.Canceled)
 			}
 			bk.mu.Unlock()
 		})

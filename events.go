@@ -57,8 +57,8 @@ type Event struct {
 	Err   error         // EventRefused, EventStoreDown: why
 }
 
-// note records an event for emit. It requires that b.mu is held.
-func (b *Bucket) note(e Event) {
+// noteLocked records an event for emit.
+func (b *Bucket) noteLocked(e Event) {
 	if b.onEvent == nil && b.logger == nil {
 		return
 	}

@@ -120,7 +120,7 @@ func (b *Bucket) ObserveQuota(status int, q Quota) {
 func (b *Bucket) observe(status int, q Quota, f *Flight, now float64) {
 	defer b.emit()
 	b.mu.Lock()
-	now = b.ownAt(now)
+	now = b.ownAtLocked(now)
 	defer b.answered(f, status, &q, now, b.hold)
 	o := observation{arrived: now, status: status, q: q, admitted: float64(b.count())}
 	if f != nil {
@@ -147,10 +147,10 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now float64) {
 			o.reset = max(b.at(q.Reset), 1) // 0 says "not stated"
 			o.coarse = q.Reset.Nanosecond() == 0 || wholeSeconds(o.reset-now)
 		}
-		b.apply(now, b.model.observe(o))
+		b.applyLocked(now, b.model.observe(o))
 	}
-	b.replan(now)
-	b.release(now)
+	b.replanLocked(now)
+	b.releaseLocked(now)
 	b.mu.Unlock()
 	if b.store != nil {
 		b.sendCorrection()
@@ -164,12 +164,12 @@ func wholeSeconds(ns float64) bool {
 	return frac < float64(time.Microsecond) || frac > float64(time.Second-time.Microsecond)
 }
 
-// apply makes the gate enforce the model's plan. It requires that b.mu is
-// held and the state owned.
-func (b *Bucket) apply(now float64, p plan) {
+// applyLocked makes the gate enforce the model's plan. It requires the state
+// owned.
+func (b *Bucket) applyLocked(now float64, p plan) {
 	if p.capEnd > now {
 		// A correction: the server allows less than the bucket would admit.
-		if tokens, left := b.tokensNow(now), p.capSeq(now)-float64(b.count())-p.capBehind; left < tokens {
+		if tokens, left := b.tokensNowLocked(now), p.capSeq(now)-float64(b.count())-p.capBehind; left < tokens {
 			b.stats.corrections++
 			if b.limit != rate.Inf {
 				b.stats.drift = tokens - left // a bucket with no local limit yet had no estimate
@@ -177,14 +177,14 @@ func (b *Bucket) apply(now float64, p plan) {
 		}
 	}
 	if p.rate != 0 {
-		b.setLimit(now, rate.Limit(p.rate))
+		b.setLimitLocked(now, rate.Limit(p.rate))
 	}
 	if b.auto && p.burst != b.autoCap {
 		b.autoCap = p.burst
-		b.setParams(now, b.limit, b.burst) // the default burst follows the plan's
+		b.setParamsLocked(now, b.limit, b.burst) // the default burst follows the plan's
 	}
 	if p.spare > 0 {
-		b.setTokens(now, max(b.tokensAt(now), min(p.spare, float64(b.burst))))
+		b.setTokensLocked(now, max(b.tokensAtLocked(now), min(p.spare, float64(b.burst))))
 	}
 	if p.capRef != b.capRef {
 		b.capBehind = p.capBehind
@@ -195,38 +195,36 @@ func (b *Bucket) apply(now float64, p plan) {
 		// the other processes', so a raise could overshoot; the rate
 		// refills the store. The store, not the cap, is a shared bucket's
 		// budget: a spent cap becomes a hold, which the store shares.
-		left := b.capLeft(now)
+		left := b.capLeftLocked(now)
 		b.corr.SetTokens, b.corr.Tokens, b.corrReady = true, left, true
 		if left < 1 && !math.IsInf(p.capEnd, 1) {
-			b.holdUntil(now, p.capEnd)
+			b.holdUntilLocked(now, p.capEnd)
 		}
 	}
 	if p.hold > now {
-		b.holdUntil(now, p.hold)
+		b.holdUntilLocked(now, p.hold)
 	}
 	if p.alone {
 		b.learning, b.probing = true, 0
 	}
 }
 
-// capLeft is how many more the cap admits at now: up to its highest
+// capLeftLocked is how many more the cap admits at now: up to its highest
 // sequence number, less capBehind, the requests admitted before the answered
-// one and still unanswered (the server may not have counted them yet). It
-// requires that b.mu is held.
-func (b *Bucket) capLeft(now float64) float64 {
+// one and still unanswered (the server may not have counted them yet).
+func (b *Bucket) capLeftLocked(now float64) float64 {
 	return b.capBase + b.capGrow*max(now-b.capAt, 0) - float64(b.count()) - b.capBehind
 }
 
-// capped reports whether the cap refuses n more admissions at now. It
-// requires that b.mu is held.
-func (b *Bucket) capped(now float64, n int) bool {
-	return now < b.capEnd && float64(n) > b.capLeft(now)+1e-9
+// cappedLocked reports whether the cap refuses n more admissions at now.
+func (b *Bucket) cappedLocked(now float64, n int) bool {
+	return now < b.capEnd && float64(n) > b.capLeftLocked(now)+1e-9
 }
 
-// capFree returns when the cap admits n more (those queued ahead counted in
-// n), +Inf if only its end does. It requires that b.mu is held.
-func (b *Bucket) capFree(now float64, n int) float64 {
-	need := float64(n) - b.capLeft(now)
+// capFreeLocked returns when the cap admits n more (those queued ahead counted
+// in n), +Inf if only its end does.
+func (b *Bucket) capFreeLocked(now float64, n int) float64 {
+	need := float64(n) - b.capLeftLocked(now)
 	if need <= 1e-9 || now >= b.capEnd {
 		return now
 	}
@@ -237,9 +235,9 @@ func (b *Bucket) capFree(now float64, n int) float64 {
 	return at
 }
 
-// setLimit sets the rate, bounded by the configured ceiling, keeping the
-// tokens. It requires that b.mu is held and the state owned.
-func (b *Bucket) setLimit(now float64, r rate.Limit) {
+// setLimitLocked sets the rate, bounded by the configured ceiling, keeping the
+// tokens. It requires the state owned.
+func (b *Bucket) setLimitLocked(now float64, r rate.Limit) {
 	if r = normLimit(r); r == 0 {
 		return
 	}
@@ -247,14 +245,14 @@ func (b *Bucket) setLimit(now float64, r rate.Limit) {
 		r = min(r, b.ceiling)
 	}
 	if r != b.limit {
-		b.setParams(now, r, b.burst)
+		b.setParamsLocked(now, r, b.burst)
 	}
 }
 
-// holdUntil holds every caller until t, capped by MaxCooldown; the first
+// holdUntilLocked holds every caller until t, capped by MaxCooldown; the first
 // request after the hold goes alone and the others wait for its answer. It
-// requires that b.mu is held and the state owned.
-func (b *Bucket) holdUntil(now, t float64) {
+// requires the state owned.
+func (b *Bucket) holdUntilLocked(now, t float64) {
 	if now >= b.hold {
 		b.holdFrom = now
 	}
@@ -264,7 +262,7 @@ func (b *Bucket) holdUntil(now, t float64) {
 	}
 	if now >= b.hold {
 		b.stats.cooldowns++
-		b.note(Event{Kind: EventCooldown, Until: b.epoch.Add(time.Duration(t))})
+		b.noteLocked(Event{Kind: EventCooldown, Until: b.epoch.Add(time.Duration(t))})
 	}
 	b.hold, b.probe = t, true
 	if b.store != nil {

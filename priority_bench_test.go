@@ -38,26 +38,26 @@ func benchQueue(b *testing.B, depth, spread int, maxWait time.Duration) {
 		ctxs = append(ctxs, WithPriority(context.Background(), PriorityHigh-Priority(p)))
 	}
 	bk.mu.Lock()
-	now := bk.own()
+	now := bk.ownLocked()
 	for i := range depth {
-		if w, _, err := bk.enqueue(ctxs[i%spread], now, 1, false); err != nil || w == nil {
+		if w, _, err := bk.enqueueLocked(ctxs[i%spread], now, 1, false); err != nil || w == nil {
 			b.Fatal(err)
 		}
 	}
-	bk.release(now)
+	bk.releaseLocked(now)
 	bk.mu.Unlock()
 
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
 		bk.mu.Lock()
-		now := bk.own()
-		w, _, err := bk.enqueue(ctxs[i%spread], now, 1, false)
+		now := bk.ownLocked()
+		w, _, err := bk.enqueueLocked(ctxs[i%spread], now, 1, false)
 		if err != nil {
 			b.Fatal(err)
 		}
 		bk.q.remove(w)
-		bk.release(now)
+		bk.releaseLocked(now)
 		bk.mu.Unlock()
 		i++
 	}
@@ -66,9 +66,9 @@ func benchQueue(b *testing.B, depth, spread int, maxWait time.Duration) {
 		b.Fatalf("%d waiters left of %d: some were refused", q, depth)
 	}
 	bk.mu.Lock()
-	bk.own()
+	bk.ownLocked()
 	for w := bk.q.head; w != nil; w = bk.q.head {
-		bk.finish(0, w, context.Canceled)
+		bk.finishLocked(0, w, context.Canceled)
 	}
 	bk.mu.Unlock()
 }

@@ -147,12 +147,12 @@ func (b *Bucket) waitAt(ctx context.Context, n int, now float64, flight bool) (f
 	}
 	defer b.emit()
 	b.mu.Lock()
-	now = b.ownAt(now)
-	w, seq, err := b.enqueue(ctx, now, n, flight)
+	now = b.ownAtLocked(now)
+	w, seq, err := b.enqueueLocked(ctx, now, n, flight)
 	if err != nil {
-		b.refused(err)
+		b.refusedLocked(err)
 	}
-	b.release(now)
+	b.releaseLocked(now)
 	b.mu.Unlock()
 	if w == nil {
 		return now, seq, err
@@ -168,8 +168,8 @@ func (b *Bucket) waitAt(ctx context.Context, n int, now float64, flight bool) (f
 	}
 }
 
-// refused counts and reports a refusal. It requires that b.mu is held.
-func (b *Bucket) refused(err error) {
+// refusedLocked counts and reports a refusal.
+func (b *Bucket) refusedLocked(err error) {
 	switch {
 	case errors.Is(err, ErrQueueFull):
 		b.stats.refusedFull++
@@ -178,36 +178,36 @@ func (b *Bucket) refused(err error) {
 	case errors.Is(err, ErrExceedsBurst):
 		b.stats.refBurst++
 	}
-	b.note(Event{Kind: EventRefused, Err: err})
+	b.noteLocked(Event{Kind: EventRefused, Err: err})
 }
 
-// enqueue admits a caller asking for n tokens: it grants them at once (nil,
-// the sequence number, nil), refuses (nil, 0, err), or queues the caller. It
-// requires that b.mu is held and the state owned.
-func (b *Bucket) enqueue(ctx context.Context, now float64, n int, flight bool) (*waiter, uint64, error) {
+// enqueueLocked admits a caller asking for n tokens: it grants them at once
+// (nil, the sequence number, nil), refuses (nil, 0, err), or queues the caller.
+// It requires the state owned.
+func (b *Bucket) enqueueLocked(ctx context.Context, now float64, n int, flight bool) (*waiter, uint64, error) {
 	b.q.age(now)
 	if lv := PriorityFrom(ctx).level(); b.q.ahead(lv) == 0 && now >= b.hold {
-		if seq := b.take(now, n); seq != 0 {
+		if seq := b.takeLocked(now, n); seq != 0 {
 			if flight {
 				b.inflight.Add(1)
 			}
 			if b.q.len > 0 { // it went ahead of the lower levels' waiters
-				b.overtake(now, lv, n)
-				b.arm(now)
+				b.overtakeLocked(now, lv, n)
+				b.armLocked(now)
 			}
 			return nil, seq, nil
 		}
 	}
-	w, err := b.admit(ctx, now, n)
+	w, err := b.admitLocked(ctx, now, n)
 	if w != nil {
 		w.flight = flight
 	}
 	return w, 0, err
 }
 
-// admit queues a caller asking for n tokens, or refuses it. It requires that
-// b.mu is held and the state owned.
-func (b *Bucket) admit(ctx context.Context, now float64, n int) (*waiter, error) {
+// admitLocked queues a caller asking for n tokens, or refuses it. It requires
+// the state owned.
+func (b *Bucket) admitLocked(ctx context.Context, now float64, n int) (*waiter, error) {
 	if b.iv() != 0 && n > b.burst {
 		return nil, fmt.Errorf("%w: %d tokens asked, burst is %d", ErrExceedsBurst, n, b.burst)
 	}
@@ -231,61 +231,60 @@ func (b *Bucket) admit(ctx context.Context, now float64, n int) (*waiter, error)
 		}
 	}
 	ahead := b.q.ahead(lv)
-	at := b.planned(now, ahead+n)
+	at := b.plannedLocked(now, ahead+n)
 	if at > deadline {
 		return nil, tooLong(at-now, deadline-now, byCtx)
 	}
 	if displaced != nil {
-		b.finish(now, displaced, fmt.Errorf("%w: %d callers waiting, displaced by one of higher priority", ErrQueueFull, b.q.len))
+		b.finishLocked(now, displaced, fmt.Errorf("%w: %d callers waiting, displaced by one of higher priority", ErrQueueFull, b.q.len))
 	}
 	w := &waiter{n: n, since: now, deadline: deadline, byCtx: byCtx, ready: make(chan struct{}), base: int8(lv), level: int8(lv)}
 	if b.store != nil {
 		w.turn = make(chan struct{}, 1)
 	}
 	b.q.push(w)
-	b.planWait(now, w, ahead+n)
+	b.planWaitLocked(now, w, ahead+n)
 	l := &b.q.lv[lv]
 	l.slack = min(l.slack, margin(deadline, at))
-	b.overtake(now, lv, n)
+	b.overtakeLocked(now, lv, n)
 	if b.q.head == w {
-		b.arm(now)
+		b.armLocked(now)
 	}
 	return w, nil
 }
 
-// overtake re-plans the waiters below level lv, n tokens of which were put
-// ahead of them: those that can no longer be served in time fail at once.
-// Only the levels whose slack may have run out are walked, unless a
-// cooldown or a server's cap is in force, under which waiting changes the
-// plan too. It requires that b.mu is held and the state owned.
-func (b *Bucket) overtake(now float64, lv, n int) {
+// overtakeLocked re-plans the waiters below level lv, n tokens of which were
+// put ahead of them: those that can no longer be served in time fail at once.
+// Only the levels whose slack may have run out are walked, unless a cooldown or
+// a server's cap is in force, under which waiting changes the plan too. It
+// requires the state owned.
+func (b *Bucket) overtakeLocked(now float64, lv, n int) {
 	if lv == 0 || b.q.ahead(0) == b.q.ahead(lv) || b.store != nil || b.learning {
 		return // nobody below, or nothing plans by the tokens ahead
 	}
 	if now < b.hold || now < b.capEnd {
-		b.replanLevels(now, lv-1)
+		b.replanLevelsLocked(now, lv-1)
 		return
 	}
 	d := float64(n) * b.iv()
 	for i := lv - 1; i >= 0; i-- {
 		if b.q.lv[i].slack -= d; b.q.lv[i].slack < 0 {
-			b.replanLevels(now, i)
+			b.replanLevelsLocked(now, i)
 			return
 		}
 	}
 }
 
-// planned returns when a caller needing n tokens, counting those of the
-// callers ahead of it, will be served. It requires that b.mu is held and the
-// state owned.
-func (b *Bucket) planned(now float64, n int) float64 {
+// plannedLocked returns when a caller needing n tokens, counting those of the
+// callers ahead of it, will be served. It requires the state owned.
+func (b *Bucket) plannedLocked(now float64, n int) float64 {
 	if b.learning && b.probing > 0 || b.store != nil {
 		// Unknown: until the probe's answer, or kept in the store.
 		return max(b.hold, now)
 	}
 	// Beyond what the server has left: when the cap grows enough, or its
 	// window ends.
-	return max(b.hold, b.readyAt(now, n), b.capFree(now, n))
+	return max(b.hold, b.readyAtLocked(now, n), b.capFreeLocked(now, n))
 }
 
 // margin is how much later than at a waiter with deadline may be served:
@@ -306,48 +305,46 @@ func tooLong(wait, allowed float64, byCtx bool) error {
 	return fmt.Errorf("%w: need %v, MaxWait %v", ErrWaitTooLong, need, have)
 }
 
-// finish removes w from the queue and wakes it with err (nil: granted). It
-// requires that b.mu is held.
-func (b *Bucket) finish(now float64, w *waiter, err error) {
+// finishLocked removes w from the queue and wakes it with err (nil: granted).
+func (b *Bucket) finishLocked(now float64, w *waiter, err error) {
 	b.q.remove(w)
 	w.done, w.err = true, err
 	close(w.ready)
 	if err != nil {
-		b.refused(err)
+		b.refusedLocked(err)
 		return
 	}
 	w.waited = now - w.since
 	b.stats.waited++
 	b.stats.waitTime += w.waited
 	if now-w.since >= b.slowWait {
-		b.note(Event{Kind: EventWait, Wait: time.Duration(now - w.since)})
+		b.noteLocked(Event{Kind: EventWait, Wait: time.Duration(now - w.since)})
 	}
 }
 
-// dispatch serves the head of the queue for as long as the tokens are there,
-// then sets the timer for the next head. It requires that b.mu is held and the
-// state owned.
-func (b *Bucket) dispatch(now float64) {
+// dispatchLocked serves the head of the queue for as long as the tokens are
+// there, then sets the timer for the next head. It requires the state owned.
+func (b *Bucket) dispatchLocked(now float64) {
 	if b.store != nil {
-		b.signalHead() // the head asks the store itself
+		b.signalHeadLocked() // the head asks the store itself
 		return
 	}
 	for w := b.q.head; w != nil && now >= b.hold; w = b.q.head {
-		if w.seq = b.take(now, w.n); w.seq == 0 {
+		if w.seq = b.takeLocked(now, w.n); w.seq == 0 {
 			break
 		}
 		if w.flight {
 			b.inflight.Add(1)
 		}
-		b.finish(now, w, nil)
+		b.finishLocked(now, w, nil)
 	}
-	b.arm(now)
+	b.armLocked(now)
 }
 
-// arm sets the bucket's timer to wake the queue at its head's planned time.
-// Only the head has a timer, so waking it does not wake everyone. It requires
-// that b.mu is held and the state owned.
-func (b *Bucket) arm(now float64) {
+// armLocked sets the bucket's timer to wake the queue at its head's planned
+// time. Only the head has a timer, so waking it does not wake everyone. It
+// requires the state owned.
+func (b *Bucket) armLocked(now float64) {
 	w := b.q.head
 	at := math.Inf(1)
 	switch {
@@ -356,10 +353,10 @@ func (b *Bucket) arm(now float64) {
 		// No plan before the probe's answer: wake at the first deadline,
 		// so that nobody waits beyond MaxWait for that answer, or when the
 		// probe is given up for lost.
-		at = max(b.probeLost(), b.readyAt(now, w.n), b.capFree(now, w.n))
+		at = max(b.probeLostLocked(), b.readyAtLocked(now, w.n), b.capFreeLocked(now, w.n))
 		b.q.each(func(x *waiter) { at = min(at, x.deadline) })
 	default:
-		at = b.planned(now, w.n)
+		at = b.plannedLocked(now, w.n)
 	}
 	if math.IsInf(at, 1) || at-now >= maxDur {
 		if b.timer != nil {
@@ -383,30 +380,29 @@ func (b *Bucket) wake() {
 	defer b.emit()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.own()
+	now := b.ownLocked()
 	if b.learning {
-		b.replan(now) // a deadline came before the first answer
+		b.replanLocked(now) // a deadline came before the first answer
 	} else {
-		b.dispatch(now)
+		b.dispatchLocked(now)
 	}
-	b.release(now)
+	b.releaseLocked(now)
 }
 
-// replan is called after the bucket changed under its queue. It refuses the
-// callers that can no longer be served within their deadline, in order of
-// service so that each one's removal moves those behind it up, then serves
-// the head. It requires that b.mu is held and the state owned.
-func (b *Bucket) replan(now float64) {
+// replanLocked is called after the bucket changed under its queue. It refuses
+// the callers that can no longer be served within their deadline, in order of
+// service so that each one's removal moves those behind it up, then serves the
+// head. It requires the state owned.
+func (b *Bucket) replanLocked(now float64) {
 	b.q.age(now)
-	b.replanLevels(now, levels-1)
-	b.dispatch(now)
+	b.replanLevelsLocked(now, levels-1)
+	b.dispatchLocked(now)
 }
 
-// replanLevels is replan for the waiters of level top and below, those
+// replanLevelsLocked is replanLocked for the waiters of level top and below, those
 // above kept as they are. It sets each level's slack to the least margin
-// of its waiters. It requires that b.mu is held, the state owned and the
-// queue aged.
-func (b *Bucket) replanLevels(now float64, top int) {
+// of its waiters. It requires the state owned and the queue aged.
+func (b *Bucket) replanLevelsLocked(now float64, top int) {
 	ahead := b.q.ahead(top + 1)
 	for i := top; i >= 0; i-- {
 		l := &b.q.lv[i]
@@ -414,9 +410,9 @@ func (b *Bucket) replanLevels(now float64, top int) {
 		for w := l.head; w != nil; {
 			next := w.next
 			if b.iv() != 0 && w.n > b.burst {
-				b.finish(now, w, fmt.Errorf("%w: %d tokens asked, burst is now %d", ErrExceedsBurst, w.n, b.burst))
-			} else if at := b.planned(now, ahead+w.n); at > w.deadline || b.learning && now >= w.deadline {
-				b.finish(now, w, tooLong(at-now, w.deadline-now, w.byCtx))
+				b.finishLocked(now, w, fmt.Errorf("%w: %d tokens asked, burst is now %d", ErrExceedsBurst, w.n, b.burst))
+			} else if at := b.plannedLocked(now, ahead+w.n); at > w.deadline || b.learning && now >= w.deadline {
+				b.finishLocked(now, w, tooLong(at-now, w.deadline-now, w.byCtx))
 			} else {
 				ahead += w.n
 				l.slack = min(l.slack, margin(w.deadline, at))
@@ -431,8 +427,8 @@ func (b *Bucket) replanLevels(now float64, top int) {
 func (b *Bucket) cancel(ctx context.Context, w *waiter) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.own()
-	defer b.release(now)
+	now := b.ownLocked()
+	defer b.releaseLocked(now)
 	switch {
 	case !w.done:
 		b.q.remove(w)
@@ -440,7 +436,7 @@ func (b *Bucket) cancel(ctx context.Context, w *waiter) error {
 	case w.err != nil:
 		return w.err
 	default: // granted as the context ended: give the tokens back
-		b.uncount(w)
+		b.uncountLocked(w)
 		if b.learning {
 			b.probing = max(b.probing-1, 0) // the probe was never sent
 		} else if iv := b.iv(); iv != 0 && !math.IsInf(iv, 1) {
@@ -451,6 +447,6 @@ func (b *Bucket) cancel(ctx context.Context, w *waiter) error {
 			b.inflight.Add(-1) // it never flew
 		}
 	}
-	b.dispatch(now)
+	b.dispatchLocked(now)
 	return fmt.Errorf("throttle: wait: %w", ctx.Err())
 }

@@ -41,7 +41,7 @@ type shared struct {
 // requires that b.mu is not held.
 func (b *Bucket) sharedTake(ctx context.Context, n int) (time.Duration, error) {
 	b.mu.Lock()
-	now := b.own()
+	now := b.ownLocked()
 	limit, burst, down := b.limit, b.burst, now < b.down
 	b.mu.Unlock()
 	if !down {
@@ -51,24 +51,24 @@ func (b *Bucket) sharedTake(ctx context.Context, n int) (time.Duration, error) {
 		}
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		now = b.own()
+		now = b.ownLocked()
 		if err == nil {
-			b.storeUp()
+			b.storeUpLocked()
 			return wait, nil
 		}
-		b.storeFailed(now, err)
+		b.storeFailedLocked(now, err)
 	} else {
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		now = b.own()
+		now = b.ownLocked()
 	}
-	return dur(math.Ceil(b.takeShare(now, n))), nil
+	return dur(math.Ceil(b.takeShareLocked(now, n))), nil
 }
 
-// takeShare is the local bucket used while the store is unreachable: the
+// takeShareLocked is the local bucket used while the store is unreachable: the
 // configured share of the rate and burst. It returns 0 when it took n tokens,
-// else the nanoseconds until it could. It requires that b.mu is held.
-func (b *Bucket) takeShare(now float64, n int) float64 {
+// else the nanoseconds until it could.
+func (b *Bucket) takeShareLocked(now float64, n int) float64 {
 	iv := b.iv()
 	if iv == 0 {
 		return 0
@@ -83,22 +83,21 @@ func (b *Bucket) takeShare(now float64, n int) float64 {
 	return 0
 }
 
-// storeFailed switches to local limiting for a while. It requires that b.mu
-// is held.
-func (b *Bucket) storeFailed(now float64, err error) {
+// storeFailedLocked switches to local limiting for a while.
+func (b *Bucket) storeFailedLocked(now float64, err error) {
 	b.down = now + storeRetry
 	if !b.degraded {
 		b.degraded = true
 		b.fallback = now
-		b.note(Event{Kind: EventStoreDown, Err: err})
+		b.noteLocked(Event{Kind: EventStoreDown, Err: err})
 	}
 }
 
-// storeUp notes that the store answers again. It requires that b.mu is held.
-func (b *Bucket) storeUp() {
+// storeUpLocked notes that the store answers again.
+func (b *Bucket) storeUpLocked() {
 	if b.degraded {
 		b.degraded = false
-		b.note(Event{Kind: EventStoreUp})
+		b.noteLocked(Event{Kind: EventStoreUp})
 	}
 }
 
@@ -106,13 +105,13 @@ func (b *Bucket) storeUp() {
 // not held.
 func (b *Bucket) allowShared(n int) bool {
 	b.mu.Lock()
-	now := b.own()
+	now := b.ownLocked()
 	switch {
 	case b.q.len > 0 || now < b.hold:
 		b.mu.Unlock()
 		return false
 	case b.learning:
-		ok := b.take(now, n) != 0
+		ok := b.takeLocked(now, n) != 0
 		b.mu.Unlock()
 		return ok
 	}
@@ -132,10 +131,10 @@ func (b *Bucket) allowShared(n int) bool {
 func (b *Bucket) waitShared(ctx context.Context, n int) error {
 	defer b.emit()
 	b.mu.Lock()
-	now := b.own()
-	w, err := b.admit(ctx, now, n)
+	now := b.ownLocked()
+	w, err := b.admitLocked(ctx, now, n)
 	if err != nil {
-		b.refused(err)
+		b.refusedLocked(err)
 		b.mu.Unlock()
 		return err
 	}
@@ -149,7 +148,7 @@ func (b *Bucket) waitShared(ctx context.Context, n int) error {
 	}()
 	for {
 		b.mu.Lock()
-		now := b.own()
+		now := b.ownLocked()
 		if w.done {
 			b.mu.Unlock()
 			return w.err
@@ -159,8 +158,8 @@ func (b *Bucket) waitShared(ctx context.Context, n int) error {
 			// Behind the head, nothing plans the wait: MaxWait is checked
 			// here instead.
 			err := tooLong(now-w.since, w.deadline-w.since, w.byCtx)
-			b.finish(now, w, err)
-			b.dispatch(now)
+			b.finishLocked(now, w, err)
+			b.dispatchLocked(now)
 			b.mu.Unlock()
 			return err
 		}
@@ -172,8 +171,8 @@ func (b *Bucket) waitShared(ctx context.Context, n int) error {
 			case now < b.hold:
 				wait = b.hold - now
 			case b.learning:
-				if b.take(now, n) != 0 {
-					b.grant(now, w)
+				if b.takeLocked(now, n) != 0 {
+					b.grantLocked(now, w)
 					b.mu.Unlock()
 					return nil
 				}
@@ -184,14 +183,14 @@ func (b *Bucket) waitShared(ctx context.Context, n int) error {
 					return b.cancel(ctx, w)
 				}
 				b.mu.Lock()
-				now = b.own()
+				now = b.ownLocked()
 				if w.done { // refused meanwhile (a cooldown, a new burst)
 					b.mu.Unlock()
 					return w.err
 				}
 				if d == 0 {
 					b.countAdmission(n)
-					b.grant(now, w)
+					b.grantLocked(now, w)
 					b.mu.Unlock()
 					return nil
 				}
@@ -199,8 +198,8 @@ func (b *Bucket) waitShared(ctx context.Context, n int) error {
 			}
 			if wait >= 0 && now+wait > w.deadline {
 				err := tooLong(wait, w.deadline-now, w.byCtx)
-				b.finish(now, w, err)
-				b.dispatch(now)
+				b.finishLocked(now, w, err)
+				b.dispatchLocked(now)
 				b.mu.Unlock()
 				return err
 			}
@@ -226,16 +225,15 @@ func (b *Bucket) waitShared(ctx context.Context, n int) error {
 	}
 }
 
-// grant ends w's wait with its tokens and hands the turn to the next head.
-// It requires that b.mu is held.
-func (b *Bucket) grant(now float64, w *waiter) {
-	b.finish(now, w, nil)
-	b.dispatch(now)
+// grantLocked ends w's wait with its tokens and hands the turn to the next
+// head.
+func (b *Bucket) grantLocked(now float64, w *waiter) {
+	b.finishLocked(now, w, nil)
+	b.dispatchLocked(now)
 }
 
-// signalHead wakes the head of the queue to ask the store again. It
-// requires that b.mu is held.
-func (b *Bucket) signalHead() {
+// signalHeadLocked wakes the head of the queue to ask the store again.
+func (b *Bucket) signalHeadLocked() {
 	if h := b.q.head; h != nil {
 		select {
 		case h.turn <- struct{}{}:
@@ -255,7 +253,7 @@ func (b *Bucket) sendCorrection() {
 	c := b.corr
 	c.Limit, c.Burst = b.limit, b.burst
 	b.corr, b.corrReady = Correction{}, false
-	down := b.own() < b.down
+	down := b.ownLocked() < b.down
 	b.mu.Unlock()
 	if down || !c.SetTokens && c.Hold == 0 {
 		return
@@ -263,10 +261,10 @@ func (b *Bucket) sendCorrection() {
 	err := b.store.Correct(context.Background(), b.key, c)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.own()
+	now := b.ownLocked()
 	if err != nil {
-		b.storeFailed(now, err)
+		b.storeFailedLocked(now, err)
 		return
 	}
-	b.storeUp()
+	b.storeUpLocked()
 }

@@ -46,13 +46,13 @@ var ErrBadState = errors.New("throttle: bad saved state")
 func (b *Bucket) Snapshot() State {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.own()
-	defer b.release(now)
+	now := b.ownLocked()
+	defer b.releaseLocked(now)
 	wall := time.Now()
 	s := State{
 		Version:     stateVersion,
 		At:          wall,
-		Tokens:      b.tokensNow(now),
+		Tokens:      b.tokensNowLocked(now),
 		Burst:       b.burst,
 		Learned:     !b.learning,
 		ServerLimit: max(b.model.srvLimit, 0),
@@ -97,8 +97,8 @@ func (b *Bucket) Restore(s State) error {
 	defer b.emit()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.own()
-	defer b.release(now)
+	now := b.ownLocked()
+	defer b.releaseLocked(now)
 	wall := time.Now()
 	elapsed := max(wall.Sub(s.At), 0)
 	// The slowest rate a saved state may impose.
@@ -119,7 +119,7 @@ func (b *Bucket) Restore(s State) error {
 			limit = min(limit, b.ceiling)
 		}
 	}
-	b.setParams(now, limit, b.burst) // an automatic burst follows the limit
+	b.setParamsLocked(now, limit, b.burst) // an automatic burst follows the limit
 	if s.ProbeMax > 0 && b.ceiling != rate.Inf {
 		// Resume probing the server's rate where it was, growing back
 		// from now.
@@ -132,11 +132,11 @@ func (b *Bucket) Restore(s State) error {
 		repaid := float64(limit) * b.maxCooldown / float64(time.Second)
 		tokens = max(tokens, min(0, 1-repaid)) + elapsed.Seconds()*float64(limit)
 	}
-	b.setTokens(now, min(tokens, float64(b.burst)))
+	b.setTokensLocked(now, min(tokens, float64(b.burst)))
 	if left := s.CooldownUntil.Sub(wall); !s.CooldownUntil.IsZero() && left > 0 {
-		b.holdUntil(now, now+float64(left))
+		b.holdUntilLocked(now, now+float64(left))
 	}
-	b.replan(now)
+	b.replanLocked(now)
 	return nil
 }
 

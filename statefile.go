@@ -165,9 +165,9 @@ func (f *StateFile) empty() {
 	b := f.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.own()
-	b.setTokens(now, 0)
-	b.release(now)
+	now := b.ownLocked()
+	b.setTokensLocked(now, 0)
+	b.releaseLocked(now)
 }
 
 // activity changes whenever the bucket admits or hears from the server.

@@ -71,10 +71,10 @@ type counters struct {
 	givenBack uint64
 }
 
-// uncount counts a waiter granted its tokens as its context ended, which
-// gave them back, as cancelled rather than admitted: each caller is
-// counted once. It requires that b.mu is held.
-func (b *Bucket) uncount(w *waiter) {
+// uncountLocked counts a waiter granted its tokens as its context ended, which
+// gave them back, as cancelled rather than admitted: each caller is counted
+// once.
+func (b *Bucket) uncountLocked(w *waiter) {
 	b.stats.givenBack++
 	b.stats.waited--
 	b.stats.waitTime -= w.waited
@@ -85,12 +85,12 @@ func (b *Bucket) uncount(w *waiter) {
 func (b *Bucket) Stats() BucketStats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.own()
-	defer b.release(now)
+	now := b.ownLocked()
+	defer b.releaseLocked(now)
 	s := BucketStats{
 		Limit:          b.limit,
 		Burst:          b.burst,
-		Tokens:         b.tokensNow(now),
+		Tokens:         b.tokensNowLocked(now),
 		Queued:         b.q.len,
 		InFlight:       int(b.inflight.Load()),
 		Learning:       b.learning,

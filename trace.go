@@ -108,20 +108,20 @@ func newTracer(t *Trace) *tracer {
 	return &tracer{Trace: *t, plans: make(map[*waiter]waitPlan)}
 }
 
-// planWait records, for Trace.Waited, why w waits and for how long: until
+// planWaitLocked records, for Trace.Waited, why w waits and for how long: until
 // tokens are there, w's own and those of the waiters ahead of it. It
-// requires that b.mu is held, the state owned, and w queued.
-func (b *Bucket) planWait(now float64, w *waiter, tokens int) {
+// requires the state owned and w queued.
+func (b *Bucket) planWaitLocked(now float64, w *waiter, tokens int) {
 	if b.trace == nil || b.trace.Waited == nil || b.store != nil {
 		return // a Store's waits end in waitShared: not reported
 	}
-	p := waitPlan{predicted: max(b.planned(now, tokens)-now, 0), reason: WaitRate}
+	p := waitPlan{predicted: max(b.plannedLocked(now, tokens)-now, 0), reason: WaitRate}
 	switch {
 	case now < b.hold:
 		p.reason = WaitCooldown
 	case b.learning:
 		p.reason = WaitLearning
-	case b.capFree(now, tokens) > b.readyAt(now, tokens):
+	case b.capFreeLocked(now, tokens) > b.readyAtLocked(now, tokens):
 		p.reason = WaitQuota
 	}
 	b.trace.plans[w] = p
