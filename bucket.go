@@ -37,6 +37,13 @@ type Bucket struct {
 	// nanoseconds since epoch, the instant at which the bucket would be full
 	// again. When the mutex owns the state, fast holds slowPath and the state is
 	// in tat.
+	//
+	// It pays (BenchmarkAllow, BenchmarkAllowParallel, medians of 6 here):
+	// 41 ns an Allow, 39 ns with two goroutines, against 77 and 59 ns when
+	// every Allow takes the mutex path (x/time/rate: 98–117 and 105 ns). A
+	// bare GCRA under a mutex (impl=mutexGCRA) is as fast as this path: what
+	// it saves is the queue, cooldown and cap checks that nothing needs
+	// while nobody waits, not the lock.
 	fast atomic.Uint64
 	// interval (nanoseconds per token, 0 for no limit) and tau (interval ×
 	// burst) as float64 bits, read by the lock-free path. They are only changed

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +27,13 @@ func BenchmarkAllow(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			l.Allow()
+		}
+	})
+	b.Run("impl=mutexGCRA", func(b *testing.B) {
+		g := &mutexGCRA{epoch: time.Now(), interval: 1, tau: 1e9}
+		b.ReportAllocs()
+		for b.Loop() {
+			g.allow()
 		}
 	})
 	b.Run("impl=timeNow", func(b *testing.B) { // the floor: one clock read
@@ -54,6 +62,37 @@ func BenchmarkAllowParallel(b *testing.B) {
 			}
 		})
 	})
+	b.Run("impl=mutexGCRA", func(b *testing.B) { // what the lock-free path must beat
+		g := &mutexGCRA{epoch: time.Now(), interval: 1, tau: 1e9}
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				g.allow()
+			}
+		})
+	})
+}
+
+// mutexGCRA is the simplest Allow a bucket could have: GCRA under a mutex.
+// BenchmarkAllowParallel runs it beside the bucket's lock-free path, which
+// stays only while it is faster.
+type mutexGCRA struct {
+	mu            sync.Mutex
+	epoch         time.Time
+	tat           float64 // theoretical arrival time, ns since epoch
+	interval, tau float64 // ns per token; interval × burst
+}
+
+func (g *mutexGCRA) allow() bool {
+	now := float64(time.Since(g.epoch))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	tat := max(g.tat, now)
+	if tat+g.interval-now > g.tau {
+		return false
+	}
+	g.tat = tat + g.interval
+	return true
 }
 
 // BenchmarkWait measures a Wait that finds its token at once, and one that
