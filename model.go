@@ -355,7 +355,12 @@ func (m *model) remaining(o observation) {
 				gap := o.arrived - prev.arrived + m.latency
 				full = full && prev.remaining+gap*m.srvLimit/m.winLen < m.srvLimit-1
 			}
-			m.crossed(full, m.winLen > 0 && o.sent-prev.reset < m.winLen/2)
+			// Born short by more than the others could have spent at
+			// their share of the steady rate since the turn (twice over,
+			// and two for reordering): a sliding window's old count.
+			others := 2*(1-m.share)*m.steady()*max(o.arrived-prev.reset, 0)/float64(time.Second) + 2
+			short := m.srvLimit - 1 - (r + own)
+			m.crossed(full, m.winLen > 0 && o.sent-prev.reset < m.winLen/2, short > others)
 		}
 		switch {
 		case sameWin && r <= prev.remaining+0.5:
@@ -363,10 +368,15 @@ func (m *model) remaining(o observation) {
 			// what this client sent between them. A pair alone is off by
 			// the requests that overtook each other on the way; summed
 			// over a chain of pairs those errors cancel. A refilling
-			// server adds back what it refilled meanwhile: the others'
-			// spending shows less than it is, never more.
+			// server adds back what it refilled meanwhile, at its whole
+			// rate: counted as spent, or the others' spending would show
+			// less than it is and this client's share more.
+			refill := 0.0
+			if m.kind == kindRefill && m.srvLimit > 0 && m.winLen > 0 {
+				refill = m.srvLimit * (o.arrived - prev.arrived) / m.winLen
+			}
 			m.ownAcc += own
-			m.spentAcc += max(prev.remaining-r, 0)
+			m.spentAcc += max(prev.remaining-r+refill, 0)
 		case newer && !m.bucket:
 			// A new window: decay what the last ones said of the share.
 			// (A bucket's reset moves on without one.)
@@ -495,15 +505,16 @@ func (m *model) measureAvail(o observation, r float64) {
 // is shown by a full refill after a window of which a good part was used: a
 // sliding window is born short then (the old window's count still weighs on
 // it), and full only after an idle window or long after its turn. A window
-// born short of its limit is a sliding window's, once this client knows
-// that it is alone on the quota (others may have spent it), unless the server
-// was shown to be a fixed window.
-func (m *model) crossed(full bool, early bool) {
+// born short of its limit, by more than the other clients could have spent
+// at their share of the steady rate since the turn (short), is a sliding
+// window's once this client knows its share, unless the server was shown
+// to be a fixed window.
+func (m *model) crossed(full, early, short bool) {
 	used := m.srvLimit - m.winLeast
 	switch {
 	case full && early && used >= max(2, m.srvLimit/4):
 		m.kind, m.fullAt = kindFixed, false
-	case !full && m.kind != kindFixed && m.share == 1 && m.spentAcc >= 8:
+	case !full && short && m.kind != kindFixed && m.spentAcc >= 8:
 		m.kind = kindRefill
 	}
 }

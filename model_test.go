@@ -243,3 +243,35 @@ func TestModelDrainedBucketIsMeasuredNotForgotten(t *testing.T) {
 	m.observe(ans(29, 29, 4.5, 4.51, 30, 29, 4.61))
 	assert.InDelta(t, m.share*full, m.avail, 1e-9)
 }
+
+func TestModelSlidingWindowShownWithOthers(t *testing.T) {
+	// httprate with four clients: this one takes a quarter of what the
+	// server counts, 30 per 3 s windows.
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.01, 30, 29, 3))
+	for i := 1.0; i <= 6; i++ {
+		m.observe(ans(1+i, 1+i, 0.4*i, 0.4*i+0.01, 30, 29-4*i, 3))
+	}
+	require.InDelta(t, 0.25, m.share, 0.05)
+	require.Equal(t, kindUnknown, m.kind)
+	// Just after the turn, the new window is born with 3 left: the old
+	// window's count, not what the others could have taken in 0.1 s at
+	// their share of 10/s.
+	m.observe(ans(8, 8, 3.1, 3.11, 30, 3, 6))
+	assert.Equal(t, kindRefill, m.kind)
+}
+
+func TestModelRefillCountsAsSpentInTheShare(t *testing.T) {
+	// Four clients on a sliding window of 100 per 10 s (10/s back): each
+	// 0.1 s this one sends 1, the others 3, and the window gives 1 back,
+	// so the count falls by 3. The refill was spending too: this client's
+	// share is a quarter, not a third.
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.01, 100, 50, 10))
+	m.observe(ans(2, 2, 0.1, 0.11, 100, 52, 10)) // a rise: refilling
+	require.Equal(t, kindRefill, m.kind)
+	for i := 1.0; i <= 20; i++ {
+		m.observe(ans(2+i, 2+i, 0.1+0.1*i, 0.11+0.1*i, 100, 52-3*i, 10))
+	}
+	assert.InDelta(t, 0.25, m.share, 0.02)
+}
