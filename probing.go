@@ -18,8 +18,9 @@ const (
 	// requests' worth of time, and probing beyond it after that.
 	// cubicRequests: 15 took nginx's limit_req (10 r/s, burst 5, no
 	// headers) to 88–94% of its rate with 2–4% 429s, where 30 plateaued
-	// for 4 s and got 74–83% (realworld/cmd/trace, 6 s and 12 s runs); the
-	// two windows that send no headers did alike with either.
+	// for 4 s and got 74–83% (realworld/cmd/trace, 6 s and 12 s runs, the
+	// curve then capped at twice rmax); the two windows that send no
+	// headers did alike with either.
 	decrease      = 0.7
 	cubicRequests = 15
 	// slowStartRate is where probing starts when a server that sends no
