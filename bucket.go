@@ -71,7 +71,7 @@ type Bucket struct {
 	mu sync.Mutex
 
 	tat      float64    // theoretical arrival time while fast == slowPath
-	clock    float64    // the latest time the mutex has seen; see ownAt
+	clock    float64    // the latest time the mutex has seen; see ownAtLocked
 	limit    rate.Limit // current rate; rate.Inf: none
 	burst    int
 	auto     bool       // burst follows limit (Config.Burst was zero)
