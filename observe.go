@@ -29,27 +29,42 @@ const (
 // A Flight is a request admitted by [Bucket.Begin] and not yet answered. The
 // bucket counts it as in flight, so that the server's Remaining, which does
 // not know of it yet, is read correctly. Call [Flight.Done] exactly once with
-// the response, or with nil when no response came.
+// the response, or with nil when no response came, and [Flight.Settle] when
+// the request's actual cost is known.
 type Flight struct {
 	b    *Bucket
 	sent float64         // when it was admitted, on the bucket's clock
 	seq  float64         // its sequence number among the bucket's admissions
 	ctx  context.Context // Begin's, for Config.Trace
+	cost int             // the tokens it has taken: BeginN's n, then what Settle said
 }
 
 // Begin waits for a token as [Bucket.Wait] does and records the request as in
 // flight until [Flight.Done]. Use it around each request when the bucket is
 // driven directly (an SDK whose transport is not net/http): it tells the
 // bucket which of its admissions the server had counted when it answered.
-func (b *Bucket) Begin(ctx context.Context) (Flight, error) { return b.beginAt(ctx, b.now()) }
+func (b *Bucket) Begin(ctx context.Context) (Flight, error) { return b.beginAt(ctx, 1, b.now()) }
 
-// beginAt is Begin with a reading of the bucket's clock taken just before.
-func (b *Bucket) beginAt(ctx context.Context, now float64) (Flight, error) {
-	sent, seq, err := b.waitAt(ctx, 1, now, true)
+// BeginN is [Bucket.Begin] for a request that costs n tokens, as
+// [Bucket.WaitN] takes them: a request counted in tokens of an LLM's quota,
+// say. It fails as WaitN does, with [ErrExceedsBurst] when n is more than
+// the bucket holds; a negative n is an error. A request of cost 0 is
+// admitted at once, as WaitN(ctx, 0) is, and is in flight all the same.
+// When the actual cost is known, report it with [Flight.Settle].
+func (b *Bucket) BeginN(ctx context.Context, n int) (Flight, error) {
+	return b.beginAt(ctx, n, b.now())
+}
+
+// beginAt is BeginN with a reading of the bucket's clock taken just before.
+func (b *Bucket) beginAt(ctx context.Context, n int, now float64) (Flight, error) {
+	sent, seq, err := b.waitAt(ctx, n, now, true)
 	if err != nil {
 		return Flight{}, err
 	}
-	return Flight{b, sent, float64(seq), ctx}, nil
+	if n == 0 {
+		b.inflight.Add(1) // waitAt counts the requests that take tokens
+	}
+	return Flight{b, sent, float64(seq), ctx, n}, nil
 }
 
 // Done ends the flight with its response, which it observes as

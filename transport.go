@@ -71,6 +71,28 @@ type Transport struct {
 	// kept regardless. Zero means [DefaultIdleTimeout].
 	IdleTimeout time.Duration
 
+	// Cost is how many tokens a request takes of its bucket: its cost in
+	// the unit the bucket counts (see Unit), computed from the request
+	// before it is sent. It must not read the body (GetBody gives a copy).
+	// A cost given by [WithCost] in the request's context wins over Cost.
+	// If nil, a request without WithCost costs 1. A negative cost refuses
+	// the request with [ErrBadCost]; one above the bucket's burst, with
+	// [ErrExceedsBurst].
+	Cost func(*http.Request) int
+
+	// Unit names the quota the buckets count, as [ParseQuotas] names it in
+	// Quota.Policy: "tokens", "input-tokens", "output-tokens" (OpenAI,
+	// Anthropic), or an IETF policy's name. Each answer's headers for that
+	// quota correct the bucket, and a 429 cools it down as always. Set it
+	// with Cost or WithCost, and Config.Limit in the same unit per second.
+	// Empty: the request quota, as [ParseHeaders] reads it.
+	Unit string
+
+	// Refusal is how a request the bucket refuses reaches the caller:
+	// [RefuseError] (the zero value), an error; or [Refuse429], a 429
+	// response made up locally that tells an SDK not to retry it.
+	Refusal Refusal
+
 	// One mutex guards the maps: a lookup holds it for two map reads at
 	// most. A lock-free cache of routes (BenchmarkTransportRoutesPaired)
 	// saved no more than the mutex costs.
@@ -90,10 +112,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base().RoundTrip(req)
 	}
 	route := routeOf(key, req)
+	n, cc := t.cost(req)
 	// The lookup reads the clock once, for itself and for the admission.
 	id, b, now := t.bucket(route)
 	ctx := t.waitContext(req)
-	f, err := b.beginAt(ctx, now)
+	f, err := t.begin(ctx, b, n, cc, now)
 	// A request admitted by the host's bucket while the first answer
 	// was naming the route's scope moves to that scope's bucket, so
 	// that bucket counts everything it has in flight.
@@ -104,11 +127,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		f.Done(nil) // not sent
 		id, b = nid, nb
-		f, err = b.beginAt(ctx, again)
+		f, err = t.begin(ctx, b, n, cc, again)
 	}
 	if err != nil {
 		closeBody(req)
-		return nil, &RefusedError{Key: b.name, Err: err}
+		return t.refuse(req, b, n, &RefusedError{Key: b.name, Err: err})
 	}
 	// f is the request in flight, zero once ended. If Base (or an event
 	// hook) panics, the deferred call ends it and the panic goes on to the
@@ -129,6 +152,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		arrived := time.Now()
 		q := ParseHeaders(resp.Header, arrived)
 		at := float64(arrived.Sub(t.epoch))
+		if t.Unit != "" {
+			q = unitQuota(resp.Header, arrived, t.Unit, q)
+		}
 		done := f
 		f = Flight{} // ended below, even if a hook panics
 		if q.Scope != "" && q.Scope != id.scope {
@@ -149,7 +175,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		// Wait through the cooldown before giving up this response: if the
 		// bucket refuses, the caller gets the response it has.
-		if f, err = b.Begin(ctx); err != nil {
+		if f, err = t.begin(ctx, b, n, cc, b.now()); err != nil {
 			closeBody(next)
 			return resp, nil
 		}
