@@ -404,13 +404,31 @@ func ietfTests() []headerTest {
 	}
 }
 
+// quotasTest is a row of TestParseQuotas.
+type quotasTest struct {
+	name string
+	doc  string
+	h    http.Header
+	want []Quota
+}
+
 func TestParseQuotas(t *testing.T) {
-	tests := []struct {
-		name string
-		doc  string
-		h    http.Header
-		want []Quota
-	}{
+	for _, tt := range quotasTests() {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := ParseQuotas(tt.h, testNow)
+			ok := len(got) == len(tt.want)
+			for i := 0; ok && i < len(got); i++ {
+				ok = quotaEqual(got[i], tt.want[i])
+			}
+			assert.Truef(t, ok, "ParseQuotas(%q) = %+v, want %+v (%s)", tt.h, got, tt.want, tt.doc)
+			checkInvariants(t, tt.h, testNow)
+		})
+	}
+}
+
+func quotasTests() []quotasTest {
+	return []quotasTest{
 		{"OpenAI requests and tokens", docOpenAI, hdr(
 			"x-ratelimit-limit-requests", "60", "x-ratelimit-limit-tokens", "150000",
 			"x-ratelimit-remaining-requests", "59", "x-ratelimit-remaining-tokens", "149984",
@@ -434,6 +452,30 @@ func TestParseQuotas(t *testing.T) {
 				{Limit: 40000, Remaining: 39000, Reset: at(2 * time.Second), Policy: "input-tokens"},
 				{Limit: 8000, Remaining: 8000, Policy: "output-tokens"},
 				{Limit: 48000, Remaining: 47000, Policy: "tokens"},
+			}},
+		{"Anthropic 429: the token quota spent, Retry-After", docAnthropic, hdr(
+			"Date", dateAt(0), "retry-after", "3",
+			"anthropic-ratelimit-tokens-limit", "48000", "anthropic-ratelimit-tokens-remaining", "0",
+			"anthropic-ratelimit-tokens-reset", "2024-06-01T12:00:08Z"),
+			[]Quota{
+				{Limit: none, Remaining: none, RetryAfter: 3 * time.Second},
+				{Limit: 48000, Remaining: 0, Reset: at(8 * time.Second), RetryAfter: 3 * time.Second, Policy: "tokens"},
+			}},
+		{"Anthropic: output tokens, fractional RFC 3339 reset", docAnthropic, hdr(
+			"Date", dateAt(0),
+			"anthropic-ratelimit-output-tokens-limit", "8000", "anthropic-ratelimit-output-tokens-remaining", "7900",
+			"anthropic-ratelimit-output-tokens-reset", "2024-06-01T12:00:00.75Z"),
+			[]Quota{{Limit: 8000, Remaining: 7900, Reset: at(750 * time.Millisecond), Policy: "output-tokens"}}},
+		{"OpenAI: token reset in hours, minutes and seconds", docOpenAI, hdr(
+			"x-ratelimit-limit-tokens", "30000", "x-ratelimit-remaining-tokens", "0",
+			"x-ratelimit-reset-tokens", "1h2m0.5s"),
+			[]Quota{{Limit: 30000, Remaining: 0, Reset: at(time.Hour + 2*time.Minute + 500*time.Millisecond), Policy: "tokens"}}},
+		{"OpenAI: tokens spent, requests left", docOpenAI, hdr(
+			"x-ratelimit-limit-requests", "500", "x-ratelimit-remaining-requests", "499", "x-ratelimit-reset-requests", "120ms",
+			"x-ratelimit-limit-tokens", "30000", "x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "0s"),
+			[]Quota{
+				{Limit: 500, Remaining: 499, Reset: at(120 * time.Millisecond), Policy: "requests"},
+				{Limit: 30000, Remaining: 0, Reset: at(0), Policy: "tokens"},
 			}},
 		{"IETF structured policies", docDraft11, hdr(
 			"RateLimit-Policy", `"burst";q=100;w=60, "daily";q=1000;w=86400`, "RateLimit", `"burst";r=50;t=30`,
@@ -486,18 +528,6 @@ func TestParseQuotas(t *testing.T) {
 		{"Retry-After only", docRFC9110, hdr("Retry-After", "3"),
 			[]Quota{{Limit: none, Remaining: none, RetryAfter: 3 * time.Second}}},
 		{"nothing", docNone, hdr("ETag", `"x"`), nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got := ParseQuotas(tt.h, testNow)
-			ok := len(got) == len(tt.want)
-			for i := 0; ok && i < len(got); i++ {
-				ok = quotaEqual(got[i], tt.want[i])
-			}
-			assert.Truef(t, ok, "ParseQuotas(%q) = %+v, want %+v (%s)", tt.h, got, tt.want, tt.doc)
-			checkInvariants(t, tt.h, testNow)
-		})
 	}
 }
 
@@ -622,6 +652,10 @@ var fuzzHeaderNames = []string{
 	"X-Shopify-Shop-Api-Call-Limit", "Sforce-Limit-Info", "X-Hubspot-Ratelimit-Max",
 	"X-Hubspot-Ratelimit-Remaining", "X-Hubspot-Ratelimit-Interval-Milliseconds", "X-Hubspot-Ratelimit-Daily",
 	"X-Hubspot-Ratelimit-Secondly-Remaining", "X-Ratelimit-Retry-After",
+	"X-Ratelimit-Remaining-Tokens", "Anthropic-Ratelimit-Requests-Limit", "Anthropic-Ratelimit-Requests-Remaining",
+	"Anthropic-Ratelimit-Tokens-Remaining", "Anthropic-Ratelimit-Tokens-Reset",
+	"Anthropic-Ratelimit-Input-Tokens-Limit", "Anthropic-Ratelimit-Input-Tokens-Remaining", "Anthropic-Ratelimit-Input-Tokens-Reset",
+	"Anthropic-Ratelimit-Output-Tokens-Limit", "Anthropic-Ratelimit-Output-Tokens-Remaining", "Anthropic-Ratelimit-Output-Tokens-Reset",
 }
 
 func FuzzParseHeaders(f *testing.F) {
@@ -632,6 +666,9 @@ func FuzzParseHeaders(f *testing.F) {
 		for _, tt := range table {
 			seeds = append(seeds, tt.h)
 		}
+	}
+	for _, tt := range quotasTests() {
+		seeds = append(seeds, tt.h)
 	}
 	for _, h := range seeds {
 		var ks [4]uint8

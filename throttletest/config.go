@@ -62,6 +62,14 @@ const (
 	// Config.DateFormat, as some servers send them: an absolute time on the
 	// server's clock, to the second.
 	DateReset
+
+	// Anthropic sends anthropic-ratelimit-requests-limit, -remaining and
+	// -reset (RFC 3339, the time the quota will be full again, on the
+	// server's clock, to the second), the same for each of Config.Tokens
+	// (anthropic-ratelimit-tokens-*, -input-tokens-*, -output-tokens-*),
+	// and retry-after (delta seconds) on refusals, as
+	// https://docs.anthropic.com/en/api/rate-limits documents.
+	Anthropic
 )
 
 // String returns the dialect's Go name, such as "GitHub".
@@ -81,6 +89,8 @@ func (d Dialect) String() string {
 		return "None"
 	case DateReset:
 		return "DateReset"
+	case Anthropic:
+		return "Anthropic"
 	}
 	return fmt.Sprintf("Dialect(%d)", int(d))
 }
@@ -283,6 +293,19 @@ type Config struct {
 	// Seed seeds Jitter's pseudo-random source (math/rand/v2's PCG); zero
 	// is a seed like any other.
 	Seed uint64
+
+	// Tokens are quotas counted in the tokens of chat requests, beside the
+	// request quota: a request must fit every one. The OpenAI dialect
+	// states a quota named "tokens", the Anthropic dialect those named
+	// "tokens", "input-tokens" and "output-tokens"; NewHandler panics on
+	// another name, and on SlidingWindow and LeakyBucket. With Tokens,
+	// every request's body is read as a chat request (see [TokenQuota])
+	// and, with no Config.Handler, answered with the dialect's chat
+	// response, its usage included.
+	Tokens []TokenQuota
+	// OutputShare is the share of a chat request's max_tokens its answer
+	// uses, rounded up. Zero, or outside (0, 1]: one half.
+	OutputShare float64
 
 	// Handler answers admitted requests; the rate-limit headers are already
 	// set on its ResponseWriter. If nil, an admitted request gets 200 OK with

@@ -82,6 +82,30 @@ func (h *Handler) setHeaders(hdr http.Header, d decision) {
 		hdr.Set("X-Ratelimit-Limit-Requests", limit)
 		hdr.Set("X-Ratelimit-Remaining-Requests", remaining)
 		hdr.Set("X-Ratelimit-Reset-Requests", reset)
+		for _, t := range d.tokens {
+			limit, remaining, reset := strconv.FormatInt(t.limit, 10), strconv.FormatInt(t.remaining, 10), round.millis(t.reset.Sub(d.now)).String()
+			if hostile {
+				limit, remaining, reset = hostileLimit, hostileRemaining, hostileResetDuration
+			}
+			hdr.Set("X-Ratelimit-Limit-"+t.name, limit)
+			hdr.Set("X-Ratelimit-Remaining-"+t.name, remaining)
+			hdr.Set("X-Ratelimit-Reset-"+t.name, reset)
+		}
+	case Anthropic:
+		// https://docs.anthropic.com/en/api/rate-limits
+		set := func(name, limit, remaining string, reset time.Time) {
+			r := time.Unix(round.unix(reset.Add(h.cfg.DateSkew)), 0).UTC().Format(time.RFC3339)
+			if hostile {
+				limit, remaining, r = hostileLimit, hostileRemaining, hostileDate.Format(time.RFC3339)
+			}
+			hdr.Set("Anthropic-Ratelimit-"+name+"-Limit", limit)
+			hdr.Set("Anthropic-Ratelimit-"+name+"-Remaining", remaining)
+			hdr.Set("Anthropic-Ratelimit-"+name+"-Reset", r)
+		}
+		set("Requests", limit, remaining, d.reset)
+		for _, t := range d.tokens {
+			set(t.name, strconv.FormatInt(t.limit, 10), strconv.FormatInt(t.remaining, 10), t.reset)
+		}
 	case DateReset:
 		reset := h.date(d.reset)
 		if hostile {
@@ -127,7 +151,7 @@ func (h *Handler) sendsRetryAfter(o outcome) bool {
 	switch o {
 	case refused:
 		switch h.cfg.Dialect {
-		case IETF, IETFStructured, RetryAfterOnly, DateReset:
+		case IETF, IETFStructured, RetryAfterOnly, DateReset, Anthropic:
 			return true
 		}
 	case secondary:

@@ -1,6 +1,9 @@
 package throttletest
 
 import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -86,6 +89,51 @@ func FuzzCounter(f *testing.F) {
 				early := *c
 				if early.advance(e + retry - 1); early.allows(e + retry - 1) {
 					t.Fatalf("step %d at %v (%+v): admitted 1ns before e+retry = %v", i, e, q, e+retry)
+				}
+			}
+		}
+	})
+}
+
+// FuzzChatBody sends arbitrary bodies to a handler with token quotas and
+// checks that each is answered 200, 429 or 400, that a 400 is counted
+// against no quota, and that the tokens counted never go negative nor
+// beyond what the quotas can hold over the time elapsed.
+func FuzzChatBody(f *testing.F) {
+	// Seeded from the bodies of the token quota tests.
+	f.Add([]byte(`{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"word word word word word word word word "}]}`), byte(0))
+	f.Add([]byte(`{"max_tokens":-1}`), byte(1))
+	f.Add([]byte(`not json`), byte(0))
+	f.Add([]byte(`{"max_completion_tokens":5,"messages":[{"content":[{"type":"text","text":"hi"}]}],"system":"be brief"}`), byte(1))
+	f.Add([]byte(`{"max_tokens":9223372036854775807,"messages":[{"content":"x"}]}`), byte(0))
+	f.Add([]byte(`{"max_tokens":9223372036854775807,"messages":[{"content":"x"}]}`), byte(1))
+	f.Fuzz(func(t *testing.T, body []byte, dialect byte) {
+		c := Config{Dialect: OpenAI, Tokens: []TokenQuota{{Name: "tokens", Quota: Quota{Limit: 1000, Window: time.Minute}}}}
+		if dialect%2 == 1 {
+			c.Dialect = Anthropic
+			c.Tokens = []TokenQuota{
+				{Name: "output-tokens", Quota: Quota{Limit: 1000, Window: time.Minute, Algorithm: TokenBucket}},
+				{Name: "tokens", Quota: Quota{Limit: 1000, Window: time.Minute, Algorithm: GCRA}},
+			}
+		}
+		h := NewHandler(c)
+		for range 3 {
+			before := h.Stats().Total()
+			req := httptest.NewRequest("POST", "http://api.test/v1/messages", bytes.NewReader(body))
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			switch rec.Code {
+			case http.StatusOK, http.StatusTooManyRequests:
+			case http.StatusBadRequest:
+				if h.Stats().Total() != before {
+					t.Fatalf("a 400 was counted: %+v", h.Stats())
+				}
+			default:
+				t.Fatalf("status %d for %q", rec.Code, body)
+			}
+			for name, n := range h.Stats().Tokens {
+				if n < 0 || n > 3000 {
+					t.Fatalf("%s counted %d tokens after at most 3 requests against a quota of 1000", name, n)
 				}
 			}
 		}

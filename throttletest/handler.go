@@ -47,6 +47,7 @@ type Handler struct {
 	admissions []time.Duration // admission times within the last minute, for Secondary.PerMinute
 	candidates int             // requests the limits would admit, for ShedEvery
 	jitter     *rand.Rand      // draws Config.Jitter; nil without it
+	tokens     []*tokenCounter // Config.Tokens
 }
 
 // NewHandler returns a Handler for c, its clock started now.
@@ -63,7 +64,7 @@ func NewHandler(c Config) *Handler {
 	}
 	c.Resources = res
 	switch {
-	case c.Dialect < GitHub || c.Dialect > DateReset:
+	case c.Dialect < GitHub || c.Dialect > Anthropic:
 		panic(fmt.Sprintf("throttletest: unknown %v", c.Dialect))
 	case c.ResetRounding < RoundUp || c.ResetRounding > Nearest:
 		panic(fmt.Sprintf("throttletest: unknown %v", c.ResetRounding))
@@ -73,6 +74,7 @@ func NewHandler(c Config) *Handler {
 	checkStatus("Config.RefuseStatus", c.RefuseStatus)
 	checkStatus("Config.Secondary.Status", c.Secondary.Status)
 	h := &Handler{cfg: c, started: true, start: time.Now()}
+	h.tokens = newTokenCounters(c, h.boundary)
 	if c.Jitter > 0 {
 		h.jitter = rand.New(rand.NewPCG(c.Seed, c.Seed))
 	}
@@ -123,6 +125,9 @@ type Stats struct {
 	Counts                      // all resources together
 	Resources map[string]Counts // per resource, for each resource that saw a request
 	Series    []Point           // per second, in order; seconds without requests are left out
+	// Tokens holds the tokens each of Config.Tokens counted, by name:
+	// those charged to admitted requests, less those given back.
+	Tokens map[string]int64
 }
 
 // Stats returns what h has answered so far.
@@ -136,6 +141,12 @@ func (h *Handler) Stats() Stats {
 	}
 	for name, c := range h.counters {
 		s.Resources[name] = c.counts
+	}
+	if len(h.tokens) > 0 {
+		s.Tokens = make(map[string]int64, len(h.tokens))
+		for _, tc := range h.tokens {
+			s.Tokens[tc.name] += tc.counted
+		}
 	}
 	return s
 }
@@ -161,6 +172,8 @@ type decision struct {
 	reset     time.Time     // when the quota resets, real time
 	retry     time.Duration // how long a refused or shed client should wait
 	wait      time.Duration // how long the answer takes: latency, jitter, leaky-bucket delay
+	elapsed   time.Duration // when it was decided, since the handler's start
+	tokens    []tokenReport // Config.Tokens, after the request
 }
 
 // ServeHTTP counts r against its resource's quota and answers it.
@@ -175,9 +188,20 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (answered bool) 
 	if h.cfg.Route != nil {
 		name = cmp.Or(h.cfg.Route(r), DefaultResource)
 	}
-	d := h.decide(name)
+	var ch chat
+	if len(h.tokens) > 0 {
+		var err error
+		if ch, err = h.readChat(r); err != nil {
+			http.Error(w, "throttletest: not a chat request: "+err.Error(), http.StatusBadRequest)
+			return true
+		}
+	}
+	d := h.decide(name, ch)
 	if d.outcome == admitted {
 		defer h.release()
+		if len(h.tokens) > 0 {
+			defer h.settle(ch, d.elapsed)
+		}
 	}
 	h.setHeaders(w.Header(), d)
 	if !h.delay(r.Context(), d.wait) {
@@ -187,6 +211,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (answered bool) 
 	case admitted:
 		if h.cfg.Handler != nil {
 			h.cfg.Handler.ServeHTTP(w, r)
+			break
+		}
+		if len(h.tokens) > 0 {
+			h.writeChat(w, ch)
 			break
 		}
 		writeJSON(w, http.StatusOK, okBody{OK: true, Resource: name})
@@ -235,8 +263,9 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_, _ = w.Write(b) // an error means the client is gone: nothing to do
 }
 
-// decide counts one request for resource name at the current time.
-func (h *Handler) decide(name string) decision {
+// decide counts one request for resource name, the chat ch, at the current
+// time.
+func (h *Handler) decide(name string, ch chat) decision {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	// Read the clock under the lock, so that every counter sees time move
@@ -261,9 +290,13 @@ func (h *Handler) decide(name string) decision {
 	}
 	c.advance(e)
 
-	d := decision{resource: name, limit: c.stated(), window: c.q.Window, now: now, wait: h.cfg.Latency}
+	d := decision{resource: name, limit: c.stated(), window: c.q.Window, now: now, wait: h.cfg.Latency, elapsed: e}
+	tokensOK, tokensRetry := h.tokensLocked(e, ch)
 	switch {
 	case !c.allows(e):
+		d.outcome = refused
+		c.refuse()
+	case !tokensOK:
 		d.outcome = refused
 		c.refuse()
 	case h.secondaryLocked(e, &d.retry):
@@ -274,6 +307,7 @@ func (h *Handler) decide(name string) decision {
 	default:
 		d.outcome = admitted
 		c.take()
+		h.takeTokensLocked(ch)
 		d.wait += c.delay()
 		h.inflight++
 		if h.cfg.Secondary.PerMinute > 0 {
@@ -283,11 +317,12 @@ func (h *Handler) decide(name string) decision {
 	remaining, reset, retry := c.report(e)
 	d.remaining, d.reset = remaining, h.start.Add(reset)
 	if d.outcome == refused {
-		d.retry = retry
+		d.retry = max(retry, tokensRetry)
 		if h.cfg.RetryAfterWindow {
 			d.retry = c.q.Window
 		}
 	}
+	d.tokens = h.reportTokensLocked(e)
 	if h.jitter != nil {
 		d.wait += time.Duration(h.jitter.Int64N(int64(h.cfg.Jitter)))
 	}
