@@ -45,7 +45,7 @@ func (t *Transport) refuse(req *http.Request, b *Bucket, n int, err *RefusedErro
 	if t.Refusal != Refuse429 || reason == "" {
 		return nil, err
 	}
-	msg := err.Error() + "\n"
+	msg := err.Error()
 	h := http.Header{
 		"Content-Type":   {"text/plain; charset=utf-8"},
 		"X-Should-Retry": {"false"},
