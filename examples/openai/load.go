@@ -172,7 +172,7 @@ func (v vendor) newTransport(base http.RoundTripper) *throttle.Transport {
 
 // A result is what one load run did.
 type result struct {
-	calls, failed int64         // SDK calls made, and those that returned an error
+	calls, failed int64              // SDK calls made, and those that returned an error
 	stats         throttletest.Stats // the fake's
 	elapsed       time.Duration      // the run's length
 }

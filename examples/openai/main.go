@@ -147,9 +147,9 @@ func tokenLoad(ctx context.Context, o options, w io.Writer, serve serveFunc) []r
 
 // A row is one line of part 1's table.
 type row struct {
-	v         vendor
-	client    client
-	r         result
+	v      vendor
+	client client
+	r      result
 }
 
 func (rw row) String() string {
