@@ -204,10 +204,11 @@ const (
 	sdkDefault client = iota // the SDK's default client, its own retries
 	xrate                    // x/time/rate's Limiter told the token quota, WaitN(cost) before each call
 	throttled                // a throttle.Transport told the token quota
+	learning                 // a throttle.Transport that learns it from the token headers
 )
 
 func (c client) String() string {
-	return [...]string{"SDK default", "x/time/rate", "throttle"}[c]
+	return [...]string{"SDK default", "x/time/rate", "throttle", "throttle, learnt"}[c]
 }
 
 // burst is the burst of the clients told the quota: the default burst of a
@@ -216,8 +217,9 @@ func (c client) String() string {
 const burst = 2048
 
 // load runs workers calling v's fake (served by h, reached at base with
-// transport rt) for d, through c.
-func load(ctx context.Context, v vendor, h *throttletest.Handler, base string, rt http.RoundTripper, c client, workers int, d time.Duration) result {
+// transport rt) for d, through c; a worker whose call failed pauses before
+// its next.
+func load(ctx context.Context, v vendor, h *throttletest.Handler, base string, rt http.RoundTripper, c client, workers int, d, pause time.Duration) result {
 	hc := &http.Client{Transport: rt}
 	var wait waitFunc
 	switch c {
@@ -226,8 +228,21 @@ func load(ctx context.Context, v vendor, h *throttletest.Handler, base string, r
 		wait = rate.NewLimiter(rate.Limit(float64(q.Limit)/q.Window.Seconds()), burst).WaitN
 	case throttled:
 		hc.Transport = v.newTransport(rt)
+	case learning:
+		tr := v.newTransport(rt)
+		tr.Config.Limit = 0
+		hc.Transport = tr
 	}
 	call := v.newCaller(hc, base, 2, wait) // the SDKs' default: 2 retries
+	return drive(ctx, h, call, workers, d, pause)
+}
+
+// drive runs workers making calls for d, each pausing after a failed call,
+// and returns what they did and what h counted.
+func drive(ctx context.Context, h *throttletest.Handler, call caller, workers int, d, pause time.Duration) result {
+	// The run ends by cancellation, not by a deadline: a deadline would
+	// have the Transport refuse at once the calls it could not admit
+	// before the end.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	end := time.AfterFunc(d, cancel)
@@ -244,6 +259,13 @@ func load(ctx context.Context, v vendor, h *throttletest.Handler, base string, r
 				calls.Add(1)
 				if err != nil {
 					failed.Add(1)
+					// As a caller would, rather than spin on refusals.
+					t := time.NewTimer(pause)
+					select {
+					case <-ctx.Done():
+					case <-t.C:
+					}
+					t.Stop()
 				}
 			}
 		})

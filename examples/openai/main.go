@@ -128,13 +128,13 @@ func (v vendor) scaled(speed float64, latency time.Duration) vendor {
 func tokenLoad(ctx context.Context, o options, w io.Writer, serve serveFunc) []row {
 	fmt.Fprintf(w, "Part 1: token quotas, %d workers, %v of the APIs' time per run (%gx speed), answers in %v-%v.\n\n",
 		o.workers, o.duration, o.speed, o.latency, o.latency*3/2)
-	fmt.Fprintf(w, "%-10s %-36s %-12s %6s %7s %6s %7s %6s\n", "vendor", "binding quota", "client", "calls", "errors", "sent", "429s", "used")
+	fmt.Fprintf(w, "%-10s %-36s %-16s %6s %7s %6s %7s %6s\n", "vendor", "binding quota", "client", "calls", "errors", "sent", "429s", "used")
 	var rows []row
 	for _, v := range o.vendors {
 		v = v.scaled(o.speed, o.latency)
-		for _, c := range []client{sdkDefault, xrate, throttled} {
+		for _, c := range []client{sdkDefault, xrate, throttled, learning} {
 			h, base, rt, stop := serve(v.fake)
-			r := load(ctx, v, h, base, rt, c, o.workers, time.Duration(float64(o.duration)/o.speed))
+			r := load(ctx, v, h, base, rt, c, o.workers, time.Duration(float64(o.duration)/o.speed), v.fake.Latency)
 			stop()
 			rw := row{v, c, r}
 			rows = append(rows, rw)
@@ -159,7 +159,7 @@ func (rw row) String() string {
 		algo = "refill"
 	}
 	quota := fmt.Sprintf("%d %s/min, %s", q.Limit, rw.v.unit, algo)
-	return fmt.Sprintf("%-10s %-36s %-12s %6d %7d %6d %6.1f%% %5.1f%%", rw.v.name, quota, rw.client,
+	return fmt.Sprintf("%-10s %-36s %-16s %6d %7d %6d %6.1f%% %5.1f%%", rw.v.name, quota, rw.client,
 		rw.r.calls, rw.r.failed, rw.r.stats.Total(), 100*rw.r.share429(), 100*rw.r.used(rw.v))
 }
 
