@@ -99,6 +99,20 @@
 // and each answer with the request's context (package otelthrottle wires it
 // and the stats to OpenTelemetry). Nothing is logged by default.
 //
+// # Costs, token quotas and SDKs that retry
+//
+// A request may cost more than one token, in the unit the server counts: an
+// LLM call's prompt and max_tokens. [WithCost] gives the cost in the
+// context, which passes through SDKs that build the request themselves;
+// [Transport.Cost] computes it from the request; [Bucket.BeginN] takes it
+// directly. [Transport.Unit] names the quota the buckets count ("tokens",
+// "input-tokens", ...), so that its headers, not the request quota's,
+// correct them. When the actual cost is known (the usage in the answer),
+// [Settle] (or [Flight.Settle]) gives back what was taken beyond it or
+// takes the rest. SDKs with retry loops of their own take a refusal error
+// for a connection error and retry it; with [Refuse429] the Transport
+// answers a refusal with a synthetic 429 that tells them not to.
+//
 // # Restarts and processes
 //
 // [Bucket.Snapshot] and [Bucket.Restore] carry a bucket across a restart

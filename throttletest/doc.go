@@ -41,6 +41,15 @@
 //	                X-Ratelimit-Remaining-Requests: 7
 //	                X-Ratelimit-Reset-Requests: 1s (time until reset, a Go duration
 //	                                                to the millisecond: 6m0s, 1.5s)
+//	                X-Ratelimit-{Limit,Remaining,Reset}-Tokens  (the same, for
+//	                                                Config.Tokens' "tokens" quota)
+//	Anthropic       Anthropic-Ratelimit-Requests-Limit: 10
+//	                Anthropic-Ratelimit-Requests-Remaining: 7
+//	                Anthropic-Ratelimit-Requests-Reset: 2000-01-01T00:00:01Z
+//	                                               (RFC 3339, server clock, to the second:
+//	                                                when the quota is full again)
+//	                Anthropic-Ratelimit-{Tokens,Input-Tokens,Output-Tokens}-{Limit,Remaining,Reset}
+//	                                               (the same, for each of Config.Tokens)
 //	RetryAfterOnly  nothing
 //	None            nothing
 //	DateReset       X-RateLimit-Limit: 10
@@ -57,17 +66,31 @@
 // of the current window, or for the buckets the time they will be full.
 //
 // A request refused by the quota gets 429 (or Config.RefuseStatus) with
-// Remaining 0. It carries Retry-After (the time until the quota admits a
-// request again, or, for SlidingWindow, until the current window ends; with
-// Config.RetryAfterWindow, the whole window) in the IETF, IETFStructured,
-// RetryAfterOnly and DateReset dialects only: GitHub's primary limit and
-// OpenAI send none, and None is a bare 429. It is in seconds (at least 1
-// when rounded up), except in DateReset, which sends a date. The GitHub
-// dialect's body is GitHub's JSON error; other bodies are plain text.
+// Remaining 0 (or, refused by a token quota, what that quota has left). It
+// carries Retry-After (the time until the quota admits a request again, or
+// one of its size for a token quota, or, for SlidingWindow, until the
+// current window ends; with Config.RetryAfterWindow, the whole window) in
+// the IETF, IETFStructured, RetryAfterOnly, DateReset and Anthropic
+// dialects only: GitHub's primary limit and OpenAI send none, and None is a
+// bare 429. It is in seconds (at least 1 when rounded up), except in
+// DateReset, which sends a date. The GitHub dialect's body is GitHub's JSON
+// error; other bodies are plain text.
 //
 // A shed request (Config.ShedEvery) gets 503 with Retry-After in every
 // dialect but None. A request refused by Config.Secondary gets 403 with
 // Retry-After in every dialect, and GitHub's secondary-limit JSON body.
+//
+// # Token quotas
+//
+// Config.Tokens adds quotas counted in the tokens of chat requests (see
+// [TokenQuota]): the handler reads each request's JSON body as OpenAI's chat
+// completions or Anthropic's messages, charges its prompt (one token per 4
+// bytes, 3 more per message) and max_tokens when it arrives, and, in the
+// Anthropic dialect, gives back the output tokens the answer did not use
+// (Config.OutputShare of max_tokens) once answered. A request must fit the
+// request quota and every token quota; a refusal is charged nothing. With
+// no Config.Handler the answer is the dialect's chat response with its
+// usage. Stats.Tokens counts what each token quota counted.
 //
 // # Hostile
 //

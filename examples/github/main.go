@@ -15,10 +15,13 @@
 // caller into a cooldown until Retry-After has passed, and, with Retries set,
 // sends the refused request again after it, so the callers never see the 403.
 //
-// go-github checks rate limits itself before sending (it fails a call at once
-// with a RateLimitError when its last response said 0 remaining). With a
-// throttle.Transport underneath, set DisableRateLimitCheck so that the
-// Transport, which waits instead of failing, is the one authority.
+// go-github checks rate limits itself before sending: it fails a call at
+// once with a RateLimitError, unsent, when the last response of its category
+// said 0 remaining, which happens whenever throttle spends a quota to the
+// end, and after a secondary-limit 403 it fails the calls of every category
+// until that 403's Retry-After. With a throttle.Transport underneath, set
+// DisableRateLimitCheck so that the Transport, which waits instead of
+// failing, is the one authority, and Retries to absorb secondary 403s.
 //
 // Usage:
 //
