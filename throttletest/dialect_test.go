@@ -96,6 +96,18 @@ func TestDialects(t *testing.T) {
 			refusedBody: "rate limit exceeded\n",
 		},
 		{
+			dialect: throttletest.Anthropic,
+			admitted: map[string]string{
+				"date": date, "anthropic-ratelimit-requests-limit": "2", "anthropic-ratelimit-requests-remaining": "1",
+				"anthropic-ratelimit-requests-reset": "2000-01-01T00:01:00Z",
+			},
+			refused: map[string]string{
+				"date": date, "anthropic-ratelimit-requests-limit": "2", "anthropic-ratelimit-requests-remaining": "0",
+				"anthropic-ratelimit-requests-reset": "2000-01-01T00:01:00Z", "retry-after": "50",
+			},
+			refusedBody: "rate limit exceeded\n",
+		},
+		{
 			dialect: throttletest.GitHub,
 			admitted: map[string]string{
 				"date": date, "x-ratelimit-limit": "2", "x-ratelimit-remaining": "1",
@@ -204,6 +216,11 @@ func TestHostile(t *testing.T) {
 		{throttletest.OpenAI, map[string]string{
 			"date": date, "x-ratelimit-limit-requests": "18446744073709551616",
 			"x-ratelimit-remaining-requests": "-1", "x-ratelimit-reset-requests": "2562047h47m16.854775807s",
+		}},
+		{throttletest.Anthropic, map[string]string{
+			"date": date, "anthropic-ratelimit-requests-limit": "18446744073709551616",
+			"anthropic-ratelimit-requests-remaining": "-1", "anthropic-ratelimit-requests-reset": "9999-12-31T23:59:59Z",
+			"retry-after": "999999999",
 		}},
 		{throttletest.RetryAfterOnly, map[string]string{"date": date, "retry-after": "999999999"}},
 		{throttletest.None, map[string]string{"date": date}},

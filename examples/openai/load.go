@@ -100,7 +100,7 @@ var openAI = vendor{
 			}
 			ctx = throttle.WithCost(ctx, n)
 			resp, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
-				Model:     openai.ChatModelGPT4oMini,
+				Model:     openai.ChatModelGPT6Luna,
 				Messages:  []openai.ChatCompletionMessageParamUnion{openai.UserMessage(j.prompt)},
 				MaxTokens: openai.Int(int64(j.maxTokens)),
 			})
