@@ -11,7 +11,7 @@ import (
 )
 
 // Refusal is how a [Transport] answers a request its bucket refuses; see
-// Transport.Refusal.
+// Transport.Refusal. Values other than the constants below are RefuseError.
 type Refusal int
 
 const (
