@@ -280,3 +280,65 @@ func TestRefusalReason(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSettle drives a bucket that never queues with BeginN, Settle and the
+// passing of time in virtual time, and checks its tokens against a model of
+// the documented arithmetic: refill at Limit up to Burst, BeginN takes n
+// when n are there (else ErrQueueFull; above Burst ErrExceedsBurst; 0
+// always),
+// Settle(m) takes m minus what the flight took so far, a refund never
+// filling beyond Burst, and settling the same figure again changes nothing.
+// Each op byte: the low two bits choose the operation, the rest its
+// argument.
+func FuzzSettle(f *testing.F) {
+	// Seeded from the Settle tests: a refund, an extra debit, settling twice,
+	// a cost above the burst.
+	f.Add([]byte{4 * 10, 1 + 4*4, 2, 3 + 4*5})
+	f.Add([]byte{4 * 2, 1 + 4*12, 3 + 4*30, 1 + 4*7, 2})
+	f.Add([]byte{4 * 25, 4 * 0, 1, 2, 3 + 4*63})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		synctest.Test(t, func(t *testing.T) {
+			const limit, burst = 10.0, 20
+			b := NewBucket(Config{Limit: limit, Burst: burst, MaxQueue: -1})
+			tok := float64(burst) // an explicit burst starts full
+			var fl Flight
+			taken := 0 // what fl has taken, as settled
+			for i, op := range ops {
+				arg := int(op >> 2)
+				switch op & 3 {
+				case 0:
+					n := arg % 26
+					g, err := b.BeginN(t.Context(), n)
+					switch {
+					case n > burst:
+						require.ErrorIs(t, err, ErrExceedsBurst, "op %d: BeginN(%d)", i, n)
+					case n > 0 && float64(n) > tok+1e-9:
+						require.ErrorIs(t, err, ErrQueueFull, "op %d: BeginN(%d) with %.3f tokens", i, n, tok)
+					default:
+						require.NoError(t, err, "op %d: BeginN(%d) with %.3f tokens", i, n, tok)
+						fl.Done(nil)
+						fl, taken = g, n
+						tok -= float64(n)
+					}
+				case 1, 2:
+					m := arg % 40
+					if op&3 == 2 {
+						m = taken // the same figure again
+					}
+					require.NoError(t, fl.Settle(m))
+					if fl.b != nil {
+						tok = min(tok-float64(m-taken), float64(burst))
+						taken = m
+					}
+				case 3:
+					d := time.Duration(arg) * 50 * time.Millisecond
+					time.Sleep(d)
+					tok = min(tok+limit*d.Seconds(), float64(burst))
+				}
+				require.InDelta(t, tok, b.Tokens(), 1e-6, "op %d (%#x)", i, op)
+			}
+			fl.Done(nil)
+			require.Equal(t, 0, b.Stats().InFlight)
+		})
+	})
+}
