@@ -173,6 +173,7 @@ func (v vendor) newTransport(base http.RoundTripper) *throttle.Transport {
 // A result is what one load run did.
 type result struct {
 	calls, failed int64              // SDK calls made, and those that returned an error
+	firstErr      error              // the first of those errors
 	stats         throttletest.Stats // the fake's
 	elapsed       time.Duration      // the run's length
 }
@@ -248,6 +249,8 @@ func drive(ctx context.Context, h *throttletest.Handler, call caller, workers in
 	end := time.AfterFunc(d, cancel)
 	defer end.Stop()
 	var calls, failed atomic.Int64
+	var errMu sync.Mutex
+	var firstErr error
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
@@ -258,7 +261,11 @@ func drive(ctx context.Context, h *throttletest.Handler, call caller, workers in
 				}
 				calls.Add(1)
 				if err != nil {
-					failed.Add(1)
+					if failed.Add(1) == 1 {
+						errMu.Lock()
+						firstErr = err
+						errMu.Unlock()
+					}
 					// As a caller would, rather than spin on refusals.
 					t := time.NewTimer(pause)
 					select {
@@ -272,5 +279,7 @@ func drive(ctx context.Context, h *throttletest.Handler, call caller, workers in
 	}
 	wg.Wait()
 	// Nothing is sent after d: the quota available is d's.
-	return result{calls: calls.Load(), failed: failed.Load(), stats: h.Stats(), elapsed: d}
+	errMu.Lock()
+	defer errMu.Unlock()
+	return result{calls: calls.Load(), failed: failed.Load(), firstErr: firstErr, stats: h.Stats(), elapsed: d}
 }

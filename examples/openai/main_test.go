@@ -47,7 +47,7 @@ func TestTokenLoad(t *testing.T) {
 					assert.LessOrEqual(t, rw.r.share429(), 0.01, "%s: at most 1%% 429s", rw.client)
 					assert.GreaterOrEqual(t, rw.r.used(v), 0.90, "%s: at least 90%% of the token quota used", rw.client)
 					assert.LessOrEqual(t, rw.r.used(v), 1.0, "%s: no more than the quota", rw.client)
-					assert.Zero(t, rw.r.failed, "%s: no call failed", rw.client)
+					assert.Zero(t, rw.r.failed, "%s: no call failed; the first error: %v", rw.client, rw.r.firstErr)
 				}
 			})
 		})
