@@ -202,16 +202,20 @@ func (r refusal) name() string {
 
 // kind says how the caller can tell r's error: the synthetic 429's header,
 // or errors.Is.
-func (r refusal) kind() string {
+func (r refusal) kind() string { return errKind(r.err) }
+
+// errKind says how a caller can tell err: an SDK's error with its status
+// and RefusedHeader, or errors.Is.
+func errKind(err error) string {
 	var oe *openai.Error
 	var ae *anthropic.Error
 	switch {
-	case errors.As(r.err, &oe) && oe.Response != nil:
+	case errors.As(err, &oe) && oe.Response != nil:
 		return fmt.Sprintf("*openai.Error %d, %s: %s", oe.StatusCode, throttle.RefusedHeader, oe.Response.Header.Get(throttle.RefusedHeader))
-	case errors.As(r.err, &ae) && ae.Response != nil:
+	case errors.As(err, &ae) && ae.Response != nil:
 		return fmt.Sprintf("*anthropic.Error %d, %s: %s", ae.StatusCode, throttle.RefusedHeader, ae.Response.Header.Get(throttle.RefusedHeader))
 	}
-	return fmt.Sprintf("errors.Is(err, throttle.ErrWaitTooLong) %v", errors.Is(r.err, throttle.ErrWaitTooLong))
+	return fmt.Sprintf("errors.Is(err, throttle.ErrWaitTooLong) %v", errors.Is(err, throttle.ErrWaitTooLong))
 }
 
 func modeName(m throttle.Refusal) string {
