@@ -1,0 +1,162 @@
+package throttle
+
+import (
+	"math"
+	"time"
+)
+
+// The server model's pace and the evidence it classifies servers by: what
+// a bucket gives this client back (measureAvail), what a new window shows
+// (crossed), the window's length when it is not stated (learnWindow), and
+// the rate and burst spent from what is left (spread). Part of the server
+// model (model.go): pure, no clock, no lock.
+
+// measureAvail measures the rate a bucket-like server's tokens come back
+// at for this client: what it was told it has, plus what it took, over a
+// second or more. Other clients' takings come off it, so that clients that
+// share the server's bucket settle on their shares of it. Stretches in
+// which the server's bucket was full (it refills no further) say nothing.
+func (m *model) measureAvail(o observation, r float64) {
+	ref := m.availRef
+	if ref.arrived <= 0 || r >= m.srvLimit-1 || ref.remaining >= m.srvLimit-1 {
+		if r >= m.srvLimit-1 && m.avail > 0 && m.winLen > 0 {
+			// Full: the refill is going to waste, whatever was measured
+			// while others drained it. This client may take at least its
+			// share of the whole rate.
+			m.avail = max(m.avail, m.share*m.srvLimit/(m.winLen/float64(time.Second)))
+		}
+		m.availRef = answer{seq: o.seq, arrived: o.arrived, remaining: r}
+		return
+	}
+	dt := (o.arrived - ref.arrived) / float64(time.Second)
+	if dt < 1 {
+		return
+	}
+	// Others may drain the bucket faster than it refills for a while: this
+	// client keeps half of its share of the whole rate (the share learned
+	// from the counts), so that no client is starved by a stretch of the
+	// others' overspending.
+	least := float64(time.Second) / m.maxCooldown
+	if m.srvLimit > 0 && m.winLen > 0 {
+		least = max(least, m.share/2*m.srvLimit/(m.winLen/float64(time.Second)))
+	}
+	sample := max((r-ref.remaining+o.seq-ref.seq)/dt, least)
+	if m.avail == 0 {
+		m.avail = sample
+	} else {
+		m.avail += (sample - m.avail) / 2
+	}
+	m.availRef = answer{seq: o.seq, arrived: o.arrived, remaining: r}
+}
+
+// crossed classifies the server at the first causal answer of a new window,
+// sent early after the old window's reset, born full or not. A fixed window
+// is shown by a full refill after a window of which a good part was used: a
+// sliding window is born short then (the old window's count still weighs on
+// it), and full only after an idle window or long after its turn. A window
+// born short of its limit, by more than the other clients could have spent
+// at their share of the steady rate since the turn (short), is a sliding
+// window's once this client knows its share, unless the server was shown
+// to be a fixed window.
+func (m *model) crossed(full, early, short bool) {
+	used := m.srvLimit - m.winLeast
+	switch {
+	case full && early && used >= max(2, m.srvLimit/4):
+		m.kind, m.fullAt = kindFixed, false
+	case !full && short && m.kind != kindFixed && m.spentAcc >= 8:
+		m.kind = kindRefill
+	}
+}
+
+// learnWindow infers the window's length when the server does not state it.
+func (m *model) learnWindow(o observation) {
+	if m.stated || o.reset <= o.arrived {
+		return
+	}
+	d := o.reset - o.arrived
+	if m.fullAt {
+		// GCRA: the reset is when the bucket is full again, so the deficit
+		// Limit − Remaining refills in it.
+		if l := m.srvLimit; l > 0 && o.q.Remaining <= 3*l/4 {
+			if o.coarse {
+				d += coarseSlack / 2
+			}
+			m.winLen = d * l / (l - o.q.Remaining)
+		}
+		return
+	}
+	if o.coarse {
+		d = math.Ceil(d/coarseSlack-1e-6) * coarseSlack // a whole second, give or take rounding, is that second
+	}
+	m.winLen = max(m.winLen, d)
+}
+
+// spread sets the rate from what is left and when more comes.
+func (m *model) spread(o observation, e, sl float64) {
+	left := m.plan.capSeq(o.arrived) - o.admitted - o.behind
+	steady := m.steady()
+	if m.pace == PaceBurst && m.kind != kindRefill && e != 0 && m.srvLimit > 0 {
+		// The window's quota at once: the cap alone holds the rest until
+		// the window ends.
+		m.plan.burst = int(min(math.Ceil(m.srvLimit), math.MaxInt32))
+		m.setRate(math.Inf(1))
+		return
+	}
+	var r float64
+	if e > o.arrived && left > 0 {
+		end := e
+		if m.kind != kindRefill {
+			// Spend it before the earliest end; the cap holds to the
+			// latest. A whole-second reset anchored to a whole-second
+			// Date may be late or early by a second each.
+			end -= sl
+			if o.coarse {
+				end -= coarseSlack
+			}
+		}
+		r = left / (max(end-o.arrived, minHorizon) / float64(time.Second))
+	}
+	m.plan.burst = 0
+	reserve := max(smallBurst, m.srvLimit/10) // a bucket's tokens kept back for reordering and others
+	spare := 0.0                              // a bucket's tokens beyond the reserve that this client may spend
+	switch {
+	case m.bucket && m.avail > 0:
+		// A bucket's tokens left idle are lost once it is full: pace at the
+		// rate they come back, and spend what it holds beyond a small
+		// reserve over a second.
+		// Other clients draw on the same tokens: this one spends its part,
+		// the rate it gets back over the bucket's whole refill rate.
+		part := 1.0
+		if m.srvLimit > 0 && m.winLen > 0 {
+			part = min(m.avail/(m.srvLimit/(m.winLen/float64(time.Second))), 1)
+		}
+		spare = max(left-reserve, 0) * part
+		r = safety*m.avail + spare
+		m.plan.burst = smallBurst
+	case m.kind == kindRefill || e == 0:
+		r = max(r, safety*steady*m.ownShare())
+		m.plan.burst = smallBurst
+		if m.bucket && m.ownShare() == 1 {
+			spare = max(left-reserve, 0) // a bucket kept full: no refill rate to measure
+		}
+	case m.kind == kindUnknown && steady > 0:
+		// Until the server is shown to be a fixed window, its steady rate
+		// with a small burst is the pace that is safe on every algorithm.
+		r = safety * steady * m.share
+		m.plan.burst = smallBurst
+	}
+	if c := m.ceiling; c > 0 && !math.IsInf(c, 1) && m.bucket {
+		// Told the rate, the gate paces at most at it. A bucket that
+		// refills at least that fast keeps it without a safety share (its
+		// counts cap what goes out), and its idle tokens go at once, as
+		// the burst the server grants.
+		if steady >= c && m.ownShare() == 1 {
+			r = max(r, c)
+		}
+		if spare >= 1 {
+			m.plan.spare = math.Floor(spare)
+			m.plan.burst = max(smallBurst, int(min(m.plan.spare, math.MaxInt32)))
+		}
+	}
+	m.setRate(r)
+}
