@@ -170,14 +170,15 @@ func (t *Transport) begin(ctx context.Context, b *Bucket, n int, cc *cost, now f
 }
 
 // unitQuota returns what h says of the quota named unit (see
-// Transport.Unit), with the Retry-After and scope of primary, the request
-// quota: nothing of its counts when h does not name that quota.
-func unitQuota(h http.Header, now time.Time, unit string, primary Quota) Quota {
+// Transport.Unit): when h does not name that quota, only the Retry-After
+// and scope of the request quota, none of its counts.
+func unitQuota(h http.Header, now time.Time, unit string) Quota {
 	for _, q := range ParseQuotas(h, now) {
 		if strings.EqualFold(q.Policy, unit) {
-			return q
+			return q // ParseQuotas copies Retry-After and the scope onto each
 		}
 	}
+	primary := ParseHeaders(h, now)
 	q := unknownQuota()
 	q.RetryAfter, q.Scope = primary.RetryAfter, primary.Scope
 	return q

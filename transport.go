@@ -150,11 +150,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// from the monotonic one between readings saved about 30 ns a
 		// request, within the noise of BenchmarkTransportOverhead.
 		arrived := time.Now()
-		q := ParseHeaders(resp.Header, arrived)
-		at := float64(arrived.Sub(t.epoch))
-		if t.Unit != "" {
-			q = unitQuota(resp.Header, arrived, t.Unit, q)
+		var q Quota
+		if t.Unit == "" {
+			q = ParseHeaders(resp.Header, arrived)
+		} else {
+			q = unitQuota(resp.Header, arrived, t.Unit) // not the request quota's parse as well
 		}
+		at := float64(arrived.Sub(t.epoch))
 		done := f
 		f = Flight{} // ended below, even if a hook panics
 		if q.Scope != "" && q.Scope != id.scope {
