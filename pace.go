@@ -15,7 +15,9 @@ import (
 // at for this client: what it was told it has, plus what it took, over a
 // second or more. Other clients' takings come off it, so that clients that
 // share the server's bucket settle on their shares of it. Stretches in
-// which the server's bucket was full (it refills no further) say nothing.
+// which the server's bucket was full (it refills no further) measure
+// nothing, but a full bucket says the refill goes to waste: it lifts the
+// measured rate to at least this client's share of the whole rate.
 func (m *model) measureAvail(o observation, r float64) {
 	ref := m.availRef
 	if ref.arrived <= 0 || r >= m.srvLimit-1 || ref.remaining >= m.srvLimit-1 {
