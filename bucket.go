@@ -59,6 +59,8 @@ type Bucket struct {
 	// inflight counts the requests begun with Begin and not yet Done;
 	// atomic, so that a request costs no extra lock to count.
 	inflight atomic.Int64
+	// flightCap is the in-flight limit (see inflight.go); 0: none.
+	flightCap atomic.Int64
 
 	epoch time.Time // the origin of the bucket's clock; monotonic
 
@@ -79,11 +81,14 @@ type Bucket struct {
 	ceiling  rate.Limit // Config.Limit; 0 when learned
 	maxQueue int        // < 0: never queue
 	maxWait  float64    // nanoseconds; +Inf: none
-	hold     float64    // nothing is admitted before this instant (cooldown)
-	holdFrom float64    // when the current hold began; holds are capped from there
-	probe    bool       // a hold ended: the first admission after it goes alone
-	q        queue
-	timer    *time.Timer // wakes the queue's head; created on first use
+	// cfgFlights is Config.MaxInFlight, srvFlights the server's
+	// concurrency quota; 0: none. flightCap is the least of them.
+	cfgFlights, srvFlights int64
+	hold                   float64 // nothing is admitted before this instant (cooldown)
+	holdFrom               float64 // when the current hold began; holds are capped from there
+	probe                  bool    // a hold ended: the first admission after it goes alone
+	q                      queue
+	timer                  *time.Timer // wakes the queue's head; created on first use
 
 	// learning: one request at a time goes out (probing counts it) and the
 	// rest wait for its answer: at a cold start, after a hold, after a cap's
@@ -150,6 +155,8 @@ func newBucket(c Config, epoch time.Time, now float64) *Bucket {
 	if c.SlowWait > 0 {
 		b.slowWait = float64(c.SlowWait)
 	}
+	b.cfgFlights = int64(max(c.MaxInFlight, 0))
+	b.flightCap.Store(b.cfgFlights)
 	b.maxCooldown = float64(DefaultMaxCooldown)
 	if c.MaxCooldown > 0 {
 		b.maxCooldown = float64(c.MaxCooldown)

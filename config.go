@@ -57,6 +57,17 @@ type Config struct {
 	// means [DefaultMaxWait]; negative means no limit beyond the context's.
 	MaxWait time.Duration
 
+	// MaxInFlight is the most requests of the bucket in flight at once:
+	// begun by [Bucket.Begin] (or a [Transport]) and not yet Done. A
+	// request beyond it queues, first-in first-out with those waiting for
+	// tokens, until one in flight is answered; it takes its tokens only then.
+	// A server that states a concurrency quota (the IETF quota unit
+	// "concurrent-requests") lowers it, never raises it. Zero means no limit
+	// beyond the server's; negative values are invalid, and treated as zero.
+	// Wait and Allow, whose requests the bucket does not see end, neither
+	// count nor are held by it.
+	MaxInFlight int
+
 	// Aging is how long a waiter waits to rise one [Priority] level: a
 	// waiter is served as if it had arrived Aging earlier per level its
 	// priority stands above PriorityLow, so it is never overtaken by a
@@ -139,6 +150,9 @@ func (c Config) Validate() error {
 	}
 	if c.Burst < 0 {
 		bad("Burst", c.Burst, "must be >= 0 (0: the default burst)")
+	}
+	if c.MaxInFlight < 0 {
+		bad("MaxInFlight", c.MaxInFlight, "must be >= 0 (0: no limit)")
 	}
 	if c.Pace != PaceEven && c.Pace != PaceBurst {
 		bad("Pace", int(c.Pace), "must be PaceEven or PaceBurst")

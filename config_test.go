@@ -20,13 +20,14 @@ func TestConfigValidate(t *testing.T) {
 		bad  []string // the fields reported, in order
 	}{
 		{"zero", Config{}, nil},
-		{"every field meaningful", Config{Limit: 10, Burst: 5, MaxQueue: 3, MaxWait: time.Second, Pace: PaceBurst, Name: "x", SlowWait: time.Second, StoreShare: 1, MaxCooldown: time.Minute}, nil},
+		{"every field meaningful", Config{Limit: 10, Burst: 5, MaxQueue: 3, MaxWait: time.Second, MaxInFlight: 4, Pace: PaceBurst, Name: "x", SlowWait: time.Second, StoreShare: 1, MaxCooldown: time.Minute}, nil},
 		{"negative queue and wait mean never wait, no limit", Config{MaxQueue: -1, MaxWait: -1}, nil},
 		{"no local limit", Config{Limit: rate.Inf}, nil},
 		{"smallest share", Config{StoreShare: math.SmallestNonzeroFloat64}, nil},
 		{"negative limit", Config{Limit: -1}, []string{"Limit"}},
 		{"NaN limit", Config{Limit: rate.Limit(nan)}, []string{"Limit"}},
 		{"negative burst", Config{Burst: -1}, []string{"Burst"}},
+		{"negative in-flight limit", Config{MaxInFlight: -1}, []string{"MaxInFlight"}},
 		{"unknown pace", Config{Pace: 7}, []string{"Pace"}},
 		{"negative pace", Config{Pace: -1}, []string{"Pace"}},
 		{"negative slow wait", Config{SlowWait: -time.Second}, []string{"SlowWait"}},
@@ -34,8 +35,8 @@ func TestConfigValidate(t *testing.T) {
 		{"negative share", Config{StoreShare: -0.5}, []string{"StoreShare"}},
 		{"NaN share", Config{StoreShare: nan}, []string{"StoreShare"}},
 		{"negative cooldown", Config{MaxCooldown: -1}, []string{"MaxCooldown"}},
-		{"all at once", Config{Limit: -1, Burst: -1, Pace: 2, SlowWait: -1, StoreShare: 2, MaxCooldown: -1},
-			[]string{"Limit", "Burst", "Pace", "SlowWait", "StoreShare", "MaxCooldown"}},
+		{"all at once", Config{Limit: -1, Burst: -1, MaxInFlight: -1, Pace: 2, SlowWait: -1, StoreShare: 2, MaxCooldown: -1},
+			[]string{"Limit", "Burst", "MaxInFlight", "Pace", "SlowWait", "StoreShare", "MaxCooldown"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

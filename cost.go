@@ -174,7 +174,7 @@ func (t *Transport) begin(ctx context.Context, b *Bucket, n int, cc *cost, now f
 // and scope of the request quota, none of its counts.
 func unitQuota(h http.Header, now time.Time, unit string) Quota {
 	for _, q := range ParseQuotas(h, now) {
-		if strings.EqualFold(q.Policy, unit) {
+		if strings.EqualFold(q.Policy, unit) || strings.EqualFold(q.Unit, unit) {
 			return q // ParseQuotas copies Retry-After and the scope onto each
 		}
 	}

@@ -137,8 +137,9 @@ type ietfPolicy struct {
 	remaining float64       // notStated if not stated
 	reset     time.Duration // from the response's arrival; negative if not stated
 	window    time.Duration
-	live      bool // named by the RateLimit field
-	requests  bool // counts requests (qu absent or "requests")
+	live      bool   // named by the RateLimit field
+	requests  bool   // counts requests (qu absent or "requests")
+	unit      string // qu, "" if absent
 }
 
 func newPolicy(name string) ietfPolicy {
@@ -166,7 +167,7 @@ func (s *ietfPolicy) fromPolicy(it *sfv.Item) {
 	}
 	// §3.1.2: the default quota unit is "requests".
 	if u := it.Params[pQU]; u.Kind == sfv.String || u.Kind == sfv.Token {
-		s.requests = u.Str == "requests"
+		s.requests, s.unit = u.Str == "requests", u.Str
 	}
 }
 
@@ -177,7 +178,7 @@ func (s *ietfPolicy) statesQuota() bool {
 
 // policyQuota sets *q to the Quota the policy describes.
 func (p *parser) policyQuota(q *Quota, s *ietfPolicy) {
-	*q = Quota{Limit: s.limit, Remaining: s.remaining, Window: s.window, Policy: s.name}
+	*q = Quota{Limit: s.limit, Remaining: s.remaining, Window: s.window, Policy: s.name, Unit: s.unit}
 	if s.reset >= 0 {
 		q.Reset = p.after(s.reset)
 	}

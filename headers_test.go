@@ -68,7 +68,7 @@ type headerTest struct {
 // quotaEqual compares quotas, times by instant.
 func quotaEqual(a, b Quota) bool {
 	return a.Limit == b.Limit && a.Remaining == b.Remaining && a.Reset.Equal(b.Reset) &&
-		a.RetryAfter == b.RetryAfter && a.Window == b.Window && a.Policy == b.Policy && a.Scope == b.Scope
+		a.RetryAfter == b.RetryAfter && a.Window == b.Window && a.Policy == b.Policy && a.Unit == b.Unit && a.Scope == b.Scope
 }
 
 func runHeaderTests(t *testing.T, tests []headerTest) {
@@ -483,6 +483,14 @@ func quotasTests() []quotasTest {
 			[]Quota{
 				{Limit: 100, Remaining: 50, Reset: at(30 * time.Second), Window: time.Minute, RetryAfter: 5 * time.Second, Policy: "burst"},
 				{Limit: 1000, Remaining: none, Window: 24 * time.Hour, RetryAfter: 5 * time.Second, Policy: "daily"},
+			}},
+		{"IETF quota units", docDraft11, hdr(
+			"RateLimit-Policy", `"req";q=10;w=1, "conc";q=4;qu="concurrent-requests", "bytes";q=65535;qu="content-bytes";w=10`,
+			"RateLimit", `"req";r=9;t=1, "conc";r=3`),
+			[]Quota{
+				{Limit: 10, Remaining: 9, Reset: at(time.Second), Window: time.Second, Policy: "req"},
+				{Limit: 4, Remaining: 3, Policy: "conc", Unit: "concurrent-requests"},
+				{Limit: 65535, Remaining: none, Window: 10 * time.Second, Policy: "bytes", Unit: "content-bytes"},
 			}},
 		{"draft-06 policies", docDraft06, hdr(
 			"RateLimit-Limit", "10", "RateLimit-Remaining", "9", "RateLimit-Policy", "10;w=1, 1000;w=3600"),

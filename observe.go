@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"net/http"
+	"strings"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -82,6 +83,7 @@ func (f Flight) Done(resp *http.Response) {
 	}
 	arrived := time.Now()
 	f.doneAt(resp.StatusCode, ParseHeaders(resp.Header, arrived), f.b.at(arrived))
+	f.b.limitFlights(resp.Header, arrived)
 }
 
 // DoneQuota is [Flight.Done] for callers that parse the response themselves:
@@ -121,6 +123,7 @@ func (b *Bucket) Observe(resp *http.Response) {
 	}
 	arrived := time.Now()
 	b.observe(resp.StatusCode, ParseHeaders(resp.Header, arrived), nil, b.at(arrived))
+	b.limitFlights(resp.Header, arrived)
 }
 
 // ObserveQuota is [Bucket.Observe] for callers that parse the response
@@ -137,6 +140,12 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now float64) {
 	b.mu.Lock()
 	now = b.ownAtLocked(now)
 	defer b.answered(f, status, &q, now, b.hold)
+	if strings.EqualFold(q.Unit, unitConcurrent) {
+		// A concurrency quota (a caller's own parse): it bounds the flights,
+		// not the rate.
+		b.limitFlightsLocked(now, q.Limit)
+		q.Limit, q.Remaining, q.Reset, q.Window = notStated, notStated, time.Time{}, 0
+	}
 	o := observation{arrived: now, status: status, q: q, admitted: float64(b.count())}
 	if f != nil {
 		for v := b.inflight.Load(); v > 0 && !b.inflight.CompareAndSwap(v, v-1); v = b.inflight.Load() {

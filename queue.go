@@ -127,10 +127,7 @@ func (b *Bucket) waitAt(ctx context.Context, n int, now float64, flight bool) (f
 		if n == 0 {
 			return now, b.count(), nil
 		}
-		err := b.waitShared(ctx, n)
-		if err == nil && flight {
-			b.inflight.Add(1)
-		}
+		err := b.waitShared(ctx, n, flight)
 		return b.now(), b.count(), err
 	}
 	if n == 0 {
@@ -139,11 +136,15 @@ func (b *Bucket) waitAt(ctx context.Context, n int, now float64, flight bool) (f
 	// The lock-free path runs only while no cap is in force, so the
 	// sequence number read after it matters to nothing but the model's
 	// share estimate; under the mutex it is exact.
-	if ok, at := b.allowAt(n, now); ok {
-		if flight {
-			b.inflight.Add(1)
+	// A flight under an in-flight limit is admitted under the mutex, so
+	// that the count it is checked against changes only by falling.
+	if !flight || b.flightCap.Load() == 0 {
+		if ok, at := b.allowAt(n, now); ok {
+			if flight {
+				b.inflight.Add(1)
+			}
+			return at, b.count(), nil
 		}
-		return at, b.count(), nil
 	}
 	defer b.emit()
 	b.mu.Lock()
@@ -186,7 +187,7 @@ func (b *Bucket) refusedLocked(err error) {
 // It requires the state owned.
 func (b *Bucket) enqueueLocked(ctx context.Context, now float64, n int, flight bool) (*waiter, uint64, error) {
 	b.q.age(now)
-	if lv := PriorityFrom(ctx).level(); b.q.ahead(lv) == 0 && now >= b.hold {
+	if lv := PriorityFrom(ctx).level(); b.q.ahead(lv) == 0 && now >= b.hold && !(flight && b.flightsFull()) {
 		if seq := b.takeLocked(now, n); seq != 0 {
 			if flight {
 				b.inflight.Add(1)
@@ -198,16 +199,14 @@ func (b *Bucket) enqueueLocked(ctx context.Context, now float64, n int, flight b
 			return nil, seq, nil
 		}
 	}
-	w, err := b.admitLocked(ctx, now, n)
-	if w != nil {
-		w.flight = flight
-	}
+	w, err := b.admitLocked(ctx, now, n, flight)
 	return w, 0, err
 }
 
-// admitLocked queues a caller asking for n tokens, or refuses it. It requires
-// the state owned.
-func (b *Bucket) admitLocked(ctx context.Context, now float64, n int) (*waiter, error) {
+// admitLocked queues a caller asking for n tokens, or refuses it; flight says
+// that it is to be counted in flight when granted. It requires the state
+// owned.
+func (b *Bucket) admitLocked(ctx context.Context, now float64, n int, flight bool) (*waiter, error) {
 	if b.iv() != 0 && n > b.burst {
 		return nil, fmt.Errorf("%w: %d tokens asked, burst is %d", ErrExceedsBurst, n, b.burst)
 	}
@@ -238,7 +237,7 @@ func (b *Bucket) admitLocked(ctx context.Context, now float64, n int) (*waiter, 
 	if displaced != nil {
 		b.finishLocked(now, displaced, fmt.Errorf("%w: %d callers waiting, displaced by one of higher priority", ErrQueueFull, b.q.len))
 	}
-	w := &waiter{n: n, since: now, deadline: deadline, byCtx: byCtx, ready: make(chan struct{}), base: int8(lv), level: int8(lv)}
+	w := &waiter{n: n, since: now, deadline: deadline, byCtx: byCtx, ready: make(chan struct{}), base: int8(lv), level: int8(lv), flight: flight}
 	if b.store != nil {
 		w.turn = make(chan struct{}, 1)
 	}
@@ -330,6 +329,9 @@ func (b *Bucket) dispatchLocked(now float64) {
 		return
 	}
 	for w := b.q.head; w != nil && now >= b.hold; w = b.q.head {
+		if w.flight && b.flightsFull() {
+			break // first in, first out: the head waits for a flight to end
+		}
 		if w.seq = b.takeLocked(now, w.n); w.seq == 0 {
 			break
 		}
@@ -354,6 +356,10 @@ func (b *Bucket) armLocked(now float64) {
 		// so that nobody waits beyond MaxWait for that answer, or when the
 		// probe is given up for lost.
 		at = max(b.probeLostLocked(), b.readyAtLocked(now, w.n), b.capFreeLocked(now, w.n))
+		b.q.each(func(x *waiter) { at = min(at, x.deadline) })
+	case w.flight && b.flightsFull():
+		// A flight's end serves the head (observe re-plans): wake only at
+		// the first deadline, to refuse who can wait no longer.
 		b.q.each(func(x *waiter) { at = min(at, x.deadline) })
 	default:
 		at = b.plannedLocked(now, w.n)
@@ -381,8 +387,8 @@ func (b *Bucket) wake() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.ownLocked()
-	if b.learning {
-		b.replanLocked(now) // a deadline came before the first answer
+	if b.learning || b.flightsFull() {
+		b.replanLocked(now) // a deadline came before the answer waited for
 	} else {
 		b.dispatchLocked(now)
 	}
@@ -411,7 +417,7 @@ func (b *Bucket) replanLevelsLocked(now float64, top int) {
 			next := w.next
 			if b.iv() != 0 && w.n > b.burst {
 				b.finishLocked(now, w, fmt.Errorf("%w: %d tokens asked, burst is now %d", ErrExceedsBurst, w.n, b.burst))
-			} else if at := b.plannedLocked(now, ahead+w.n); at > w.deadline || b.learning && now >= w.deadline {
+			} else if at := b.plannedLocked(now, ahead+w.n); at > w.deadline || (b.learning || b.flightsFull()) && now >= w.deadline {
 				b.finishLocked(now, w, tooLong(at-now, w.deadline-now, w.byCtx))
 			} else {
 				ahead += w.n

@@ -10,11 +10,12 @@ import (
 // current window (Remaining), when that window starts over (Reset), how long
 // to stay away before the next request (RetryAfter) and how long a window is
 // (Window). Units are requests unless Policy names another unit ("tokens",
-// "input-tokens", ...); counts may be fractional (Reddit reports "595.0").
+// "input-tokens", ...) or Unit states one; counts may be fractional (Reddit
+// reports "595.0").
 //
 // A field the response did not state holds its not-stated value: -1 for Limit
 // and Remaining (as http.Request.ContentLength uses -1), the zero time for
-// Reset, zero for RetryAfter and Window, and "" for Policy and Scope. Note
+// Reset, zero for RetryAfter and Window, and "" for Policy, Unit and Scope. Note
 // that the zero Quota is not "nothing stated": it states an exhausted quota
 // of zero.
 //
@@ -40,6 +41,12 @@ type Quota struct {
 	// RateLimit-Name or the Jira RateLimit-Reason; "" when unnamed.
 	Policy string
 
+	// Unit is the unit the quota counts, as an IETF policy states it (its
+	// qu parameter): "requests", "content-bytes", "concurrent-requests"
+	// (how many requests may be in flight at once: Limit is that number),
+	// or another the server names; "" when not stated.
+	Unit string
+
 	// Scope is the server-declared bucket the response belongs to: GitHub's
 	// X-RateLimit-Resource (core, search, graphql...) or Discord's
 	// X-RateLimit-Bucket; "" when not said.
@@ -49,7 +56,7 @@ type Quota struct {
 // Known reports whether the response stated anything at all about its rate
 // limit, that is whether any field of q differs from its not-stated value.
 func (q Quota) Known() bool {
-	return q.statesQuota() || q.RetryAfter > 0 || q.Policy != "" || q.Scope != ""
+	return q.statesQuota() || q.RetryAfter > 0 || q.Policy != "" || q.Unit != "" || q.Scope != ""
 }
 
 // statesQuota reports whether q states a count, a reset or a window: what

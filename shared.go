@@ -128,11 +128,11 @@ func (b *Bucket) allowShared(n int) bool {
 // waitShared is WaitN for a bucket with a Store: the caller queues locally,
 // and the head of the queue asks the store, sleeping for the wait it
 // reports. It requires that b.mu is not held.
-func (b *Bucket) waitShared(ctx context.Context, n int) error {
+func (b *Bucket) waitShared(ctx context.Context, n int, flight bool) error {
 	defer b.emit()
 	b.mu.Lock()
 	now := b.ownLocked()
-	w, err := b.admitLocked(ctx, now, n)
+	w, err := b.admitLocked(ctx, now, n, flight)
 	if err != nil {
 		b.refusedLocked(err)
 		b.mu.Unlock()
@@ -170,6 +170,8 @@ func (b *Bucket) waitShared(ctx context.Context, n int) error {
 			switch {
 			case now < b.hold:
 				wait = b.hold - now
+			case w.flight && b.flightsFull():
+				// until a flight ends (observe signals the head)
 			case b.learning:
 				if b.takeLocked(now, n) != 0 {
 					b.grantLocked(now, w)
@@ -228,6 +230,9 @@ func (b *Bucket) waitShared(ctx context.Context, n int) error {
 // grantLocked ends w's wait with its tokens and hands the turn to the next
 // head.
 func (b *Bucket) grantLocked(now float64, w *waiter) {
+	if w.flight {
+		b.inflight.Add(1)
+	}
 	b.finishLocked(now, w, nil)
 	b.dispatchLocked(now)
 }

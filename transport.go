@@ -82,7 +82,8 @@ type Transport struct {
 
 	// Unit names the quota the buckets count, as [ParseQuotas] names it in
 	// Quota.Policy: "tokens", "input-tokens", "output-tokens" (OpenAI,
-	// Anthropic), or an IETF policy's name. Each answer's headers for that
+	// Anthropic), an IETF policy's name or its quota unit (Quota.Unit:
+	// "content-bytes"...). Each answer's headers for that
 	// quota correct the bucket, and a 429 cools it down as always. Set it
 	// with Cost or WithCost, and Config.Limit in the same unit per second.
 	// Empty: the request quota, as [ParseHeaders] reads it.
@@ -168,6 +169,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		} else {
 			done.doneAt(resp.StatusCode, q, at)
 		}
+		b.limitFlights(resp.Header, arrived)
 		if attempt >= t.Retries || !limited(resp.StatusCode, q) {
 			return resp, nil
 		}

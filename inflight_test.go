@@ -1,0 +1,212 @@
+package throttle
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/time/rate"
+)
+
+// concurrencyBase answers each request after latency, recording how many
+// were in flight at once at most, and with h's headers.
+type concurrencyBase struct {
+	latency  time.Duration
+	h        http.Header
+	now, max atomic.Int64
+	sent     atomic.Int64
+}
+
+func (c *concurrencyBase) RoundTrip(r *http.Request) (*http.Response, error) {
+	n := c.now.Add(1)
+	for m := c.max.Load(); n > m && !c.max.CompareAndSwap(m, n); m = c.max.Load() {
+	}
+	c.sent.Add(1)
+	time.Sleep(c.latency)
+	c.now.Add(-1)
+	return newResponse(r, http.StatusOK, c.h.Clone(), "ok"), nil
+}
+
+// run sends n requests through tr from n goroutines and returns their errors.
+func sendAll(t *testing.T, tr http.RoundTripper, n int) []error {
+	t.Helper()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			resp, err := get(t, tr, context.Background())
+			if err == nil {
+				resp.Body.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
+// TestMaxInFlight: 64 goroutines through a Transport never have more than
+// MaxInFlight requests in flight, every one of them is served, and the rate
+// holds as well.
+func TestMaxInFlight(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		limit   rate.Limit
+		burst   int
+		latency time.Duration
+		took    time.Duration // the least the 64 can take: the binding limit
+	}{
+		// 4 at a time, 1 s each: 16 rounds.
+		{"concurrency binds", rate.Inf, 0, time.Second, 16 * time.Second},
+		// 100/s would take 0.6 s; 4 at a time for 200 ms, 3.2 s.
+		{"concurrency binds a fast rate", 100, 1, 200 * time.Millisecond, 3200 * time.Millisecond},
+		// 10/s with burst 1: 6.3 s; 4 in flight for 100 ms never bind.
+		{"rate binds", 10, 1, 100 * time.Millisecond, 6300 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := &concurrencyBase{latency: tt.latency}
+				tr := &Transport{Base: base, Config: Config{Limit: tt.limit, Burst: tt.burst, MaxInFlight: 4}}
+				start := time.Now()
+				for i, err := range sendAll(t, tr, 64) {
+					require.NoError(t, err, "request %d", i)
+				}
+				took := time.Since(start)
+				assert.EqualValues(t, 64, base.sent.Load())
+				assert.LessOrEqual(t, base.max.Load(), int64(4), "in flight at once")
+				if tt.limit == rate.Inf || tt.latency > 100*time.Millisecond {
+					assert.EqualValues(t, 4, base.max.Load(), "the limit is used")
+				}
+				assert.GreaterOrEqual(t, took, tt.took, "no overshoot of the binding limit")
+				assert.LessOrEqual(t, took, tt.took+tt.latency, "and no more waiting than it asks")
+			})
+		})
+	}
+}
+
+// TestMaxInFlightFIFO: a flight waiting for a slot is not overtaken by a
+// later one, and Wait, which is no flight, is held behind it in the queue
+// and served with it.
+func TestMaxInFlightFIFO(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{Limit: rate.Inf, MaxInFlight: 1})
+		ctx := context.Background()
+		f, err := b.Begin(ctx)
+		require.NoError(t, err)
+		start := time.Now()
+		var granted [3]time.Duration
+		var wg sync.WaitGroup
+		for i := range 3 {
+			wg.Go(func() {
+				var g Flight
+				var err error
+				if i == 1 {
+					err = b.Wait(ctx)
+				} else {
+					g, err = b.Begin(ctx)
+				}
+				assert.NoError(t, err)
+				granted[i] = time.Since(start)
+				time.Sleep(time.Second)
+				g.Done(nil)
+			})
+			synctest.Wait() // queued in this order
+		}
+		assert.Equal(t, 3, b.Stats().Queued, "a full in-flight count holds flights, and Wait behind them")
+		assert.False(t, b.Allow(), "Allow does not overtake the queue")
+		time.Sleep(time.Second)
+		f.Done(nil)
+		wg.Wait()
+		assert.Equal(t, [3]time.Duration{time.Second, time.Second, 2 * time.Second}, granted,
+			"the first flight and the Wait behind it when the slot frees, the next flight a flight later")
+		assert.Equal(t, 0, b.Stats().InFlight)
+	})
+}
+
+// TestMaxInFlightDeadline: a flight that waits for a slot that never comes
+// is refused at its deadline (MaxWait, or the context's), not before and not
+// later, and a cancelled one leaves the queue.
+func TestMaxInFlightDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{Limit: rate.Inf, MaxInFlight: 1, MaxWait: 2 * time.Second})
+		f, err := b.Begin(context.Background())
+		require.NoError(t, err)
+		start := time.Now()
+		_, err = b.Begin(context.Background())
+		assert.ErrorIs(t, err, ErrWaitTooLong)
+		assert.Equal(t, 2*time.Second, time.Since(start), "refused at MaxWait")
+
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		start = time.Now()
+		_, err = b.Begin(ctx)
+		// The timer's refusal and the context's end come at one instant:
+		// either may win.
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, 500*time.Millisecond, time.Since(start), "refused at the context's deadline")
+
+		ctx, cancel = context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() {
+			_, err := b.Begin(ctx)
+			done <- err
+		}()
+		synctest.Wait()
+		cancel()
+		assert.ErrorIs(t, <-done, context.Canceled)
+		s := b.Stats()
+		assert.Equal(t, 0, s.Queued)
+		assert.Equal(t, 1, s.InFlight)
+		assert.EqualValues(t, 3, s.RefusedTooLong+s.Canceled, "two refused, one cancelled (or the second's context ended first)")
+		f.Done(nil)
+		g, err := b.Begin(context.Background())
+		assert.NoError(t, err, "the slot is free again")
+		g.Done(nil)
+	})
+}
+
+// TestMaxInFlightServerQuota: a server's IETF concurrency quota
+// (qu="concurrent-requests") lowers the in-flight limit, and the request
+// quota of the same answer still paces.
+func TestMaxInFlightServerQuota(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := http.Header{}
+		h.Set("RateLimit-Policy", `"conc";q=3;qu="concurrent-requests", "hour";q=100000;w=3600`)
+		h.Set("RateLimit", `"hour";r=99999;t=3600`)
+		base := &concurrencyBase{latency: time.Second, h: h}
+		tr := &Transport{Base: base, Config: Config{Limit: 1000, MaxInFlight: 8}}
+		// The first answer states the quota: send it alone first.
+		require.Empty(t, errors.Join(sendAll(t, tr, 1)...))
+		for i, err := range sendAll(t, tr, 32) {
+			require.NoError(t, err, "request %d", i)
+		}
+		assert.EqualValues(t, 3, base.max.Load(), "the server's concurrency quota binds")
+
+		b := NewBucket(Config{Limit: rate.Inf, MaxInFlight: 2})
+		b.ObserveQuota(http.StatusOK, Quota{Limit: 5, Remaining: -1, Unit: "concurrent-requests"})
+		assert.EqualValues(t, 2, b.flightCap.Load(), "a server's quota never raises MaxInFlight")
+		b.ObserveQuota(http.StatusOK, Quota{Limit: 1, Remaining: 0, Unit: "concurrent-requests"})
+		assert.EqualValues(t, 1, b.flightCap.Load())
+		assert.Equal(t, rate.Inf, b.Limit(), "a concurrency quota is no rate")
+	})
+}
+
+// TestMaxInFlightShared: a bucket kept in a Store holds its flights to
+// MaxInFlight too.
+func TestMaxInFlightShared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &concurrencyBase{latency: 500 * time.Millisecond}
+		tr := &Transport{Base: base, Config: Config{Limit: 100, Burst: 10, MaxInFlight: 2, Store: newMemStore()}}
+		for i, err := range sendAll(t, tr, 16) {
+			require.NoError(t, err, "request %d", i)
+		}
+		assert.EqualValues(t, 2, base.max.Load())
+	})
+}
