@@ -105,6 +105,12 @@ type Bucket struct {
 	model  model // what the server has said; see model.go
 	shared       // the state of a bucket kept in a Store; see shared.go
 
+	// kick, when not nil, is poked whenever the bucket changes under its
+	// queue (replanLocked): the gate of a Transport with Meters, whose
+	// head waits on the bucket without queuing in it. Set before the bucket
+	// is shared.
+	kick chan struct{}
+
 	name     string
 	onEvent  func(Event)
 	trace    *tracer // Config.Trace; nil: none

@@ -157,23 +157,43 @@ func (t *Transport) cost(req *http.Request) (int, *cost) {
 }
 
 // begin admits a request of cost n to b and records the admission in cc,
-// the context's cost (nil: none).
-func (t *Transport) begin(ctx context.Context, b *Bucket, n int, cc *cost, now float64) (Flight, error) {
+// the context's cost (nil: none). With Meters (g not nil), the request takes
+// its cost of each Meter's bucket too, all at once, in key's gate.
+func (t *Transport) begin(ctx context.Context, b *Bucket, n int, cc *cost, now float64, g *gate, ms []meterCost) (admission, error) {
 	if n < 0 {
-		return Flight{}, fmt.Errorf("%w: %d tokens", ErrBadCost, n)
+		return admission{}, fmt.Errorf("%w: %d tokens", ErrBadCost, n)
 	}
-	f, err := b.beginAt(ctx, n, now)
+	var a admission
+	var err error
+	if g == nil {
+		a.f, err = b.beginAt(ctx, n, now)
+	} else {
+		bs, costs := make([]*Bucket, 1+len(ms)), make([]int, 1+len(ms))
+		bs[0], costs[0] = b, n
+		for i, m := range ms {
+			bs[1+i], costs[1+i] = m.b, m.n
+		}
+		var fs []Flight
+		if fs, err = g.begin(ctx, bs, costs, now); err == nil {
+			a.f, a.meters = fs[0], fs[1:]
+		}
+	}
 	if err == nil && cc != nil {
 		cc.admitted(b)
 	}
-	return f, err
+	return a, err
 }
 
 // unitQuota returns what h says of the quota named unit (see
 // Transport.Unit): when h does not name that quota, only the Retry-After
 // and scope of the request quota, none of its counts.
 func unitQuota(h http.Header, now time.Time, unit string) Quota {
-	for _, q := range ParseQuotas(h, now) {
+	return pickQuota(ParseQuotas(h, now), h, now, unit)
+}
+
+// pickQuota is unitQuota from qs, what ParseQuotas read of h.
+func pickQuota(qs []Quota, h http.Header, now time.Time, unit string) Quota {
+	for _, q := range qs {
 		if strings.EqualFold(q.Policy, unit) || strings.EqualFold(q.Unit, unit) {
 			return q // ParseQuotas copies Retry-After and the scope onto each
 		}

@@ -109,7 +109,12 @@
 // "input-tokens", ...), so that its headers, not the request quota's,
 // correct them. When the actual cost is known (the usage in the answer),
 // [Settle] (or [Flight.Settle]) gives back what was taken beyond it or
-// takes the rest. SDKs with retry loops of their own take a refusal error
+// takes the rest. [Transport.Meters] counts each request against further
+// quotas as well (requests beside tokens, a daily quota beside a per-minute
+// one): a request goes out when all of them can take its cost at once, and
+// none holds tokens while it waits on another. [Config.MaxInFlight] bounds
+// the requests in flight at once, in the same queue; a server's IETF
+// concurrency quota lowers it. SDKs with retry loops of their own take a refusal error
 // for a connection error and retry it; with [Refuse429] the Transport
 // answers a refusal with a synthetic 429 that tells them not to.
 //

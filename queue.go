@@ -400,6 +400,9 @@ func (b *Bucket) wake() {
 // service so that each one's removal moves those behind it up, then serves the
 // head. It requires the state owned.
 func (b *Bucket) replanLocked(now float64) {
+	if b.kick != nil {
+		poke(b.kick)
+	}
 	b.q.age(now)
 	b.replanLevelsLocked(now, levels-1)
 	b.dispatchLocked(now)

@@ -13,29 +13,37 @@ const DefaultIdleTimeout = 10 * time.Minute
 // A bucketID names a Transport's bucket: a key, and the scope the server
 // named ("" for the key's own bucket). Struct keys spare a string per
 // request.
-type bucketID struct{ key, scope string }
+type bucketID struct{ key, scope, unit string }
 
 // name names the bucket in Stats, events, errors and a Store: the key, with
-// each '\' or '#' in it escaped by a '\', then "#" and the scope for a
-// server-named scope. The escape keeps the names of different buckets
-// apart (the key "h#core" is not the key "h" in its scope "core") and
-// leaves every host as it is.
+// each '\' or '#' in it escaped by a '\', then "#" and the scope (escaped
+// alike) for a server-named scope, or "##" and the unit for a Meter's
+// bucket ("api.openai.com##requests"). The escape keeps the names of
+// different buckets apart (the key "h#core" is not the key "h" in its scope
+// "core") and leaves every host as it is.
 func (id bucketID) name() string {
-	key := id.key
-	if strings.ContainsAny(key, `\#`) {
-		var sb strings.Builder
-		for i := range len(key) {
-			if c := key[i]; c == '\\' || c == '#' {
-				sb.WriteByte('\\')
-			}
-			sb.WriteByte(key[i])
+	switch {
+	case id.unit != "":
+		return escapeName(id.key) + "##" + escapeName(id.unit)
+	case id.scope != "":
+		return escapeName(id.key) + "#" + escapeName(id.scope)
+	}
+	return escapeName(id.key)
+}
+
+// escapeName escapes each '\' and '#' of s by a '\'.
+func escapeName(s string) string {
+	if !strings.ContainsAny(s, `\#`) {
+		return s
+	}
+	var sb strings.Builder
+	for i := range len(s) {
+		if c := s[i]; c == '\\' || c == '#' {
+			sb.WriteByte('\\')
 		}
-		key = sb.String()
+		sb.WriteByte(s[i])
 	}
-	if id.scope == "" {
-		return key
-	}
-	return key + "#" + id.scope
+	return sb.String()
 }
 
 // A routeID is what a server's scope is remembered for: a key and the first
@@ -103,7 +111,7 @@ func (t *Transport) bucket(route routeID) (bucketID, *Bucket, float64) {
 	e := t.routes[route]
 	if e == nil {
 		// After the sweep, which may forget scopes.
-		e = t.getLocked(bucketID{route.key, t.scopes[route]}, now)
+		e = t.getLocked(bucketID{key: route.key, scope: t.scopes[route]}, now)
 		t.routes[route] = e
 	}
 	e.used = now
@@ -122,7 +130,7 @@ func (t *Transport) setScope(route routeID, scope string) (bucketID, *Bucket) {
 	t.scoped.Store(true)
 	// The key's own bucket stays: other routes of the key may use it. If
 	// none does, sweeps drop it once idle.
-	e := t.getLocked(bucketID{route.key, scope}, now)
+	e := t.getLocked(bucketID{key: route.key, scope: scope}, now)
 	e.used = now
 	t.routes[route] = e
 	return e.id, e.b
@@ -154,8 +162,16 @@ func (t *Transport) getLocked(id bucketID, now float64) *entry {
 	e := t.buckets[id]
 	if e == nil {
 		c := t.Config
+		if id.unit != "" {
+			c = t.meterConfig(id.unit)
+		}
 		c.Name = id.name()
 		e = &entry{id: id, b: newBucket(c, t.epoch, now)}
+		if len(t.Meters) > 0 {
+			// Set before the bucket is shared: a change to it wakes the
+			// head of the key's gate.
+			e.b.kick = t.gateLocked(id.key).kick
+		}
 		t.buckets[id] = e
 	}
 	return e
@@ -171,8 +187,19 @@ func (t *Transport) sweepLocked(now, idle float64) {
 			delete(t.buckets, k)
 		}
 	}
+	if len(t.gates) > 0 {
+		live := make(map[string]bool, len(t.buckets))
+		for id := range t.buckets {
+			live[id.key] = true
+		}
+		for key, g := range t.gates {
+			if !live[key] && g.idle() { // its buckets, which poke it, are gone
+				delete(t.gates, key)
+			}
+		}
+	}
 	for route, scope := range t.scopes {
-		if _, ok := t.buckets[bucketID{route.key, scope}]; !ok {
+		if _, ok := t.buckets[bucketID{key: route.key, scope: scope}]; !ok {
 			delete(t.scopes, route) // its bucket is gone: learn again
 		}
 	}

@@ -89,6 +89,15 @@ type Transport struct {
 	// Empty: the request quota, as [ParseHeaders] reads it.
 	Unit string
 
+	// Meters are further quotas each request is counted against, beside
+	// the one its key's bucket counts: the request quota of an LLM API whose
+	// bucket counts tokens (Unit "tokens"), a daily quota beside a
+	// per-minute one. See [Meter]. With Meters, a key's requests wait in one
+	// queue of the key, first come first served (priorities are not used),
+	// bounded by Config.MaxQueue and Config.MaxWait, and each goes out when
+	// every one of its quotas can take its cost at once.
+	Meters []Meter
+
 	// Refusal is how a request the bucket refuses reaches the caller:
 	// [RefuseError] (the zero value), an error; or [Refuse429], a 429
 	// response made up locally that tells an SDK not to retry it.
@@ -102,6 +111,7 @@ type Transport struct {
 	buckets map[bucketID]*entry
 	scopes  map[routeID]string // the scope the server named for a route
 	routes  map[routeID]*entry // what each route resolved to; cleared by sweeps
+	gates   map[string]*gate   // with Meters: each key's queue
 	scoped  atomic.Bool        // scopes has had an entry: admissions re-check their bucket
 	swept   float64            // when idle buckets were last swept, on the buckets' clock
 }
@@ -114,10 +124,19 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	route := routeOf(key, req)
 	n, cc := t.cost(req)
+	var g *gate
+	var ms []meterCost
+	if len(t.Meters) > 0 {
+		var err error
+		if g, ms, err = t.meters(key, req); err != nil {
+			closeBody(req)
+			return nil, &RefusedError{Key: bucketID{key: key}.name(), Err: err}
+		}
+	}
 	// The lookup reads the clock once, for itself and for the admission.
 	id, b, now := t.bucket(route)
 	ctx := t.waitContext(req)
-	f, err := t.begin(ctx, b, n, cc, now)
+	a, err := t.begin(ctx, b, n, cc, now, g, ms)
 	// A request admitted by the host's bucket while the first answer
 	// was naming the route's scope moves to that scope's bucket, so
 	// that bucket counts everything it has in flight.
@@ -126,25 +145,25 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if nb == b {
 			break
 		}
-		f.Done(nil) // not sent
+		a.done(nil) // not sent
 		id, b = nid, nb
-		f, err = t.begin(ctx, b, n, cc, again)
+		a, err = t.begin(ctx, b, n, cc, again, g, ms)
 	}
 	if err != nil {
 		closeBody(req)
 		return t.refuse(req, b, n, &RefusedError{Key: b.name, Err: err})
 	}
-	// f is the request in flight, zero once ended. If Base (or an event
+	// a is the request in flight, zero once ended. If Base (or an event
 	// hook) panics, the deferred call ends it and the panic goes on to the
 	// caller, as net/http lets it: a bucket still learning its quota would
 	// otherwise hold every later request for the answer of a request that
 	// never comes, and never be dropped.
-	defer func() { f.Done(nil) }()
+	defer func() { a.done(nil) }()
 	for attempt := 0; ; attempt++ {
 		resp, err := t.send(req)
 		if err != nil {
-			f.Done(nil)
-			f = Flight{}
+			a.done(nil)
+			a = admission{}
 			return nil, err
 		}
 		// One reading of both clocks per answer: deriving the wall clock
@@ -158,16 +177,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			q = unitQuota(resp.Header, arrived, t.Unit) // not the request quota's parse as well
 		}
 		at := float64(arrived.Sub(t.epoch))
-		done := f
-		f = Flight{} // ended below, even if a hook panics
+		done := a
+		a = admission{} // ended below, even if a hook panics
+		done.answeredMeters(resp, q, arrived, at, t.Meters)
 		if q.Scope != "" && q.Scope != id.scope {
 			// The server says this request counts against another scope:
 			// from now on its route uses that scope's bucket.
-			done.Done(nil)
+			done.f.Done(nil)
 			id, b = t.setScope(route, q.Scope)
 			b.observe(resp.StatusCode, q, nil, at)
 		} else {
-			done.doneAt(resp.StatusCode, q, at)
+			done.f.doneAt(resp.StatusCode, q, at)
 		}
 		b.limitFlights(resp.Header, arrived)
 		if attempt >= t.Retries || !limited(resp.StatusCode, q) {
@@ -179,7 +199,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		// Wait through the cooldown before giving up this response: if the
 		// bucket refuses, the caller gets the response it has.
-		if f, err = t.begin(ctx, b, n, cc, b.now()); err != nil {
+		if a, err = t.begin(ctx, b, n, cc, b.now(), g, ms); err != nil {
 			closeBody(next)
 			return resp, nil
 		}

@@ -1,0 +1,446 @@
+package throttle
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A Meter is a further quota that a [Transport] counts each request
+// against, beside its key's bucket: the request quota of an LLM API whose
+// bucket counts tokens, a daily quota beside a per-minute one, output tokens
+// beside input tokens. Each key gets one bucket per Meter, which learns from
+// that quota's own headers (and its own algorithm: a token bucket's reset
+// says when it is full, a window's when it ends). A request goes out only
+// when every one of its buckets can take its cost at once; none of them
+// holds tokens for it while it waits on another.
+type Meter struct {
+	// Unit names the quota, as Transport.Unit does: a Quota.Policy or
+	// Quota.Unit of [ParseQuotas] ("requests", "tokens", "input-tokens",
+	// "output-tokens", an IETF policy's name). Empty: the request quota,
+	// as [ParseHeaders] reads it. No two of a Transport's quotas (its Unit
+	// and its Meters') may name the same one.
+	Unit string
+
+	// Config is the template of the Meter's buckets, as Transport.Config
+	// is of the key's: Limit in Unit per second (zero: learn it), Burst.
+	// The Meter's queue is the key's: its MaxQueue and MaxWait are not
+	// used.
+	Config Config
+
+	// Cost is what a request costs in Unit, computed before it is sent; it
+	// must not read the body. If nil, a request costs 1. A negative cost
+	// refuses the request with [ErrBadCost]; one above the Meter's burst,
+	// with [ErrExceedsBurst]. [WithCost] and [Settle] are for the
+	// Transport's own Unit, not a Meter's.
+	Cost func(*http.Request) int
+}
+
+// A gate admits the requests of one key of a Transport with Meters: each
+// takes its cost of several buckets at once, first come first served. The
+// head of the queue takes from all of them in one step, under all their
+// locks, when all can give; until then it holds nothing and sleeps until
+// the latest of the times they can, or until one of them changes (an
+// answer, a settled cost: kick). Its fields are guarded by mu; mu is taken
+// before any bucket's.
+type gate struct {
+	mu   sync.Mutex
+	q    []*gateWaiter
+	kick chan struct{} // buffered: a bucket of the gate changed
+}
+
+// A gateWaiter is a request queued in a gate.
+type gateWaiter struct {
+	bs       []*Bucket
+	costs    []int
+	since    float64 // when it joined the queue, on the buckets' clock
+	deadline float64 // the buckets' clock; +Inf: none
+	byCtx    bool
+	turn     chan struct{} // buffered: it became the head
+}
+
+func newGate() *gate { return &gate{kick: make(chan struct{}, 1)} }
+
+// idle reports whether nobody waits in g.
+func (g *gate) idle() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.q) == 0
+}
+
+// poke tells the gate's head that a bucket changed. It never blocks.
+func poke(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// begin admits a request that costs costs[i] of bs[i], every one at once:
+// it returns the flights in the order of bs, or fails as [Bucket.WaitN]
+// does. bs[0] is the key's bucket, whose MaxQueue and MaxWait bound the
+// queue and whose stats count the refusals.
+func (g *gate) begin(ctx context.Context, bs []*Bucket, costs []int, now float64) ([]Flight, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("throttle: wait: %w", err)
+	}
+	for i, b := range bs {
+		if err := b.fits(costs[i]); err != nil {
+			return nil, bs[0].refused(err)
+		}
+	}
+	g.mu.Lock()
+	w := &gateWaiter{bs: bs, costs: costs, since: now, deadline: now + bs[0].maxWait, turn: make(chan struct{}, 1)}
+	if d, ok := ctx.Deadline(); ok {
+		if at := bs[0].at(d); at < w.deadline {
+			w.deadline, w.byCtx = at, true
+		}
+	}
+	if len(g.q) == 0 {
+		if fs, _ := takeAll(ctx, bs, costs, now); fs != nil {
+			g.mu.Unlock()
+			return fs, nil
+		}
+	}
+	var err error
+	switch {
+	case bs[0].maxQueue < 0 || len(g.q) >= bs[0].maxQueue:
+		err = fmt.Errorf("%w: %d callers waiting", ErrQueueFull, len(g.q))
+	default:
+		if at := g.plannedLocked(now, w); at > w.deadline {
+			err = tooLong(at-now, w.deadline-now, w.byCtx)
+		}
+	}
+	if err != nil {
+		g.mu.Unlock()
+		return nil, bs[0].refused(err)
+	}
+	g.q = append(g.q, w)
+	if len(g.q) == 1 {
+		poke(w.turn)
+	}
+	g.mu.Unlock()
+	return g.wait(ctx, w)
+}
+
+// plannedLocked predicts when w will be served: when every bucket holds
+// its cost, those of the waiters ahead counted. A wait that only an answer
+// ends (a probe, a full in-flight count) is taken as none: such a waiter
+// is refused at its deadline instead. It requires g.mu held.
+func (g *gate) plannedLocked(now float64, w *gateWaiter) float64 {
+	at := now
+	for i, b := range w.bs {
+		n := w.costs[i]
+		for _, x := range g.q {
+			if i < len(x.bs) && x.bs[i] == b {
+				n += x.costs[i]
+			}
+		}
+		at = max(at, b.planned(now, n))
+	}
+	return at
+}
+
+// wait sleeps until w is granted or refused, serving it when it is the
+// head.
+func (g *gate) wait(ctx context.Context, w *gateWaiter) ([]Flight, error) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	head := false
+	for {
+		var kick <-chan struct{}
+		wake := w.deadline
+		if head {
+			g.mu.Lock()
+			now := w.bs[0].now()
+			fs, at := takeAll(ctx, w.bs, w.costs, now)
+			switch {
+			case fs != nil:
+				g.leaveLocked(w)
+				g.mu.Unlock()
+				w.bs[0].waitedFor(now - w.since)
+				return fs, nil
+			case now >= w.deadline || at > w.deadline && !math.IsInf(at, 1): // +Inf: an answer tells
+				g.leaveLocked(w)
+				g.mu.Unlock()
+				return nil, w.bs[0].refused(w.tooLong(max(at, now)))
+			}
+			g.mu.Unlock()
+			kick, wake = g.kick, min(at, w.deadline)
+		}
+		var fire <-chan time.Time
+		if d := wake - w.bs[0].now(); !math.IsInf(wake, 1) && d < maxDur {
+			d = math.Ceil(max(d, 0))
+			if timer == nil {
+				timer = time.NewTimer(dur(d))
+			} else {
+				timer.Reset(dur(d))
+			}
+			fire = timer.C
+		}
+		select {
+		case <-w.turn:
+			head = true
+		case <-kick:
+		case <-fire:
+			if !head { // the head's deadline is checked above
+				g.mu.Lock()
+				g.leaveLocked(w)
+				g.mu.Unlock()
+				return nil, w.bs[0].refused(w.tooLong(w.bs[0].now()))
+			}
+		case <-ctx.Done():
+			g.mu.Lock()
+			g.leaveLocked(w)
+			g.mu.Unlock()
+			w.bs[0].canceled()
+			return nil, fmt.Errorf("throttle: wait: %w", ctx.Err())
+		}
+	}
+}
+
+// tooLong is the refusal of w, which would be served at at.
+func (w *gateWaiter) tooLong(at float64) error {
+	return tooLong(at-w.since, w.deadline-w.since, w.byCtx)
+}
+
+// leaveLocked takes w out of the queue and, if it was the head, hands the
+// turn to the next. It requires g.mu held.
+func (g *gate) leaveLocked(w *gateWaiter) {
+	for i, x := range g.q {
+		if x == w {
+			g.q = append(g.q[:i], g.q[i+1:]...)
+			if i == 0 && len(g.q) > 0 {
+				poke(g.q[0].turn)
+			}
+			return
+		}
+	}
+}
+
+// takeAll takes costs[i] of every bs[i] at now, under all their locks, if
+// every one can give it now: the flights, in the order of bs. Otherwise it
+// takes nothing and returns when the latest of them can, +Inf if only an
+// answer tells. The locks are taken in the order of bs, under the gate's.
+func takeAll(ctx context.Context, bs []*Bucket, costs []int, now float64) ([]Flight, float64) {
+	for _, b := range bs {
+		b.mu.Lock()
+		now = b.ownAtLocked(now)
+	}
+	at := now
+	for i, b := range bs {
+		at = max(at, b.gateAtLocked(now, costs[i]))
+	}
+	var fs []Flight
+	if at <= now {
+		fs = make([]Flight, len(bs))
+		for i, b := range bs {
+			seq := b.count()
+			if costs[i] > 0 {
+				seq = b.takeLocked(now, costs[i])
+			}
+			b.inflight.Add(1)
+			fs[i] = Flight{b, now, float64(seq), ctx, costs[i]}
+		}
+	}
+	for _, b := range bs {
+		b.releaseLocked(now)
+		b.mu.Unlock()
+	}
+	return fs, at
+}
+
+// gateAtLocked returns when b can take n for a gate's head: now if it can
+// at once, +Inf if only an answer tells (a probe out, the in-flight count
+// full). It requires the state owned.
+func (b *Bucket) gateAtLocked(now float64, n int) float64 {
+	switch {
+	case b.flightsFull():
+		return math.Inf(1)
+	case n == 0:
+		return now
+	case b.learning && b.probing > 0:
+		return max(b.probeLostLocked(), b.hold)
+	}
+	at := max(b.hold, b.readyAtLocked(now, n), b.capFreeLocked(now, n))
+	if at <= now+1 && b.cappedLocked(now, n) {
+		return math.Inf(1) // rounding: the cap is what holds it
+	}
+	return at
+}
+
+// planned is plannedLocked for a gate: when b holds n tokens.
+func (b *Bucket) planned(now float64, n int) float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now = b.ownAtLocked(now)
+	defer b.releaseLocked(now)
+	return b.plannedLocked(now, n)
+}
+
+// fits returns ErrExceedsBurst if n is more than b holds.
+func (b *Bucket) fits(n int) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.iv() != 0 && n > b.burst {
+		return fmt.Errorf("%w: %d tokens asked, burst is %d", ErrExceedsBurst, n, b.burst)
+	}
+	return nil
+}
+
+// refused counts and reports err, a refusal made outside b's queue, and
+// returns it.
+func (b *Bucket) refused(err error) error {
+	defer b.emit()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refusedLocked(err)
+	return err
+}
+
+// waitedFor counts a caller served by a gate after waiting d.
+func (b *Bucket) waitedFor(d float64) {
+	if d <= 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stats.waited++
+	b.stats.waitTime += d
+}
+
+// canceled counts a caller that left a gate's queue as its context ended.
+func (b *Bucket) canceled() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stats.canceled++
+}
+
+// An admission is a Transport's request in flight: its flight in its key's
+// bucket and, with Meters, in each Meter's bucket.
+type admission struct {
+	f      Flight
+	meters []Flight // in the order of Transport.Meters
+}
+
+// done ends every flight of a with no answer (resp nil) as Flight.Done
+// does.
+func (a admission) done(resp *http.Response) {
+	a.f.Done(resp)
+	for _, f := range a.meters {
+		f.Done(resp)
+	}
+}
+
+// answeredMeters ends the Meters' flights of a with resp, which arrived at
+// arrived (at on the buckets' clock): each learns from its own quota's
+// headers. q is what the key's bucket read, reused for a Meter of the
+// request quota when that is what the key's bucket counts.
+func (a admission) answeredMeters(resp *http.Response, q Quota, arrived time.Time, at float64, ms []Meter) {
+	if len(a.meters) == 0 {
+		return
+	}
+	var all []Quota // ParseQuotas, once
+	for i, f := range a.meters {
+		var mq Quota
+		switch {
+		case ms[i].Unit == "":
+			mq = ParseHeaders(resp.Header, arrived)
+		default:
+			if all == nil {
+				all = ParseQuotas(resp.Header, arrived)
+			}
+			mq = pickQuota(all, resp.Header, arrived, ms[i].Unit)
+		}
+		f.doneAt(resp.StatusCode, mq, at)
+	}
+}
+
+// A meterCost is one of a Transport's Meters for one request: its bucket
+// of the request's key and the request's cost in its unit.
+type meterCost struct {
+	b *Bucket
+	n int
+}
+
+// meters returns what req costs of each of the Transport's Meters, their
+// buckets of key, and key's gate.
+func (t *Transport) meters(key string, req *http.Request) (*gate, []meterCost, error) {
+	if err := t.checkUnits(); err != nil {
+		return nil, nil, err
+	}
+	ms := make([]meterCost, len(t.Meters))
+	for i, m := range t.Meters {
+		ms[i].n = 1
+		if m.Cost != nil {
+			ms[i].n = m.Cost(req)
+		}
+		if ms[i].n < 0 {
+			return nil, nil, fmt.Errorf("%w: %d %s", ErrBadCost, ms[i].n, cmpUnit(m.Unit))
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.tickLocked()
+	for i, m := range t.Meters {
+		e := t.getLocked(bucketID{key: key, unit: cmpUnit(m.Unit)}, now)
+		e.used = now
+		ms[i].b = e.b
+	}
+	return t.gateLocked(key), ms, nil
+}
+
+// gateLocked returns key's gate, making it if needed. It requires that t.mu
+// is held.
+func (t *Transport) gateLocked(key string) *gate {
+	g := t.gates[key]
+	if g == nil {
+		if t.gates == nil {
+			t.gates = make(map[string]*gate)
+		}
+		g = newGate()
+		t.gates[key] = g
+	}
+	return g
+}
+
+// meterConfig returns the Config of the Meter whose unit is unit, as
+// cmpUnit names it.
+func (t *Transport) meterConfig(unit string) Config {
+	for _, m := range t.Meters {
+		if cmpUnit(m.Unit) == unit {
+			return m.Config
+		}
+	}
+	return t.Config
+}
+
+// cmpUnit names a quota unit in a bucket's name: "requests" for the
+// request quota's "".
+func cmpUnit(unit string) string {
+	if unit == "" {
+		return "requests"
+	}
+	return strings.ToLower(unit)
+}
+
+// checkUnits reports a quota that the Transport counts twice.
+func (t *Transport) checkUnits() error {
+	seen := map[string]bool{cmpUnit(t.Unit): true}
+	for i, m := range t.Meters {
+		u := cmpUnit(m.Unit)
+		if seen[u] {
+			return fmt.Errorf("throttle: Transport.Meters[%d]: the quota %q is counted twice", i, u)
+		}
+		seen[u] = true
+	}
+	return nil
+}
