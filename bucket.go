@@ -78,6 +78,7 @@ type Bucket struct {
 	burst    int
 	auto     bool       // burst follows limit (Config.Burst was zero)
 	autoCap  int        // with auto, the burst the server model asks for; 0: one second's worth
+	minCost  int        // with auto, the largest cost asked: the burst holds it (see fitsLocked)
 	ceiling  rate.Limit // Config.Limit; 0 when learned
 	maxQueue int        // < 0: never queue
 	maxWait  float64    // nanoseconds; +Inf: none
@@ -310,6 +311,7 @@ func (b *Bucket) applyParamsLocked() {
 		if b.autoCap > 0 {
 			b.burst = b.autoCap
 		}
+		b.burst = max(b.burst, b.minCost)
 	}
 	iv := b.iv()
 	b.interval.Store(math.Float64bits(iv))

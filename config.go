@@ -43,8 +43,11 @@ type Config struct {
 	// A bucket told its Limit whose server is shown to be a token bucket
 	// (GCRA and the like) also admits at once the idle tokens the server
 	// reports beyond a small reserve: the burst the server grants on top of
-	// the steady rate. Set Burst to bound it. Negative values are invalid,
-	// and treated as zero.
+	// the steady rate. The default grows to hold the largest cost asked
+	// (WaitN, BeginN, a Transport's cost in tokens), up to the server's
+	// limit per window when that is known; a cost above that, or above an
+	// explicit Burst, fails with [ErrExceedsBurst]. Set Burst to bound it.
+	// Negative values are invalid, and treated as zero.
 	Burst int
 
 	// MaxQueue is how many callers may wait for tokens at once. Zero means

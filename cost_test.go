@@ -342,3 +342,27 @@ func FuzzSettle(f *testing.F) {
 		})
 	})
 }
+
+// TestDefaultBurstHoldsTheCost: the default burst, which counts requests,
+// grows to hold the largest cost asked (a cost in tokens is not refused
+// for a burst of a few), but not beyond the server's limit per window,
+// which no request above could ever pass.
+func TestDefaultBurstHoldsTheCost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{Limit: 100})
+		start := time.Now()
+		require.NoError(t, b.WaitN(t.Context(), 300), "the default burst grows to 300")
+		assert.Equal(t, 2990*time.Millisecond, time.Since(start), "one token to start with, 299 at 100/s")
+		assert.Equal(t, 300, b.Burst())
+		b.SetLimit(50)
+		assert.Equal(t, 300, b.Burst(), "and keeps holding it when the rate changes")
+
+		explicit := NewBucket(Config{Limit: 100, Burst: 10})
+		assert.ErrorIs(t, explicit.WaitN(t.Context(), 11), ErrExceedsBurst, "an explicit burst is a bound")
+
+		learned := NewBucket(Config{})
+		learned.ObserveQuota(http.StatusOK, Quota{Limit: 1000, Remaining: 1000, Window: time.Minute, Reset: time.Now().Add(time.Minute)})
+		require.NoError(t, learned.WaitN(t.Context(), 900))
+		assert.ErrorIs(t, learned.WaitN(t.Context(), 1001), ErrExceedsBurst, "more than the server's limit per window")
+	})
+}

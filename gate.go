@@ -286,14 +286,13 @@ func (b *Bucket) planned(now float64, n int) float64 {
 	return b.plannedLocked(now, n)
 }
 
-// fits returns ErrExceedsBurst if n is more than b holds.
+// fits is fitsLocked for a gate.
 func (b *Bucket) fits(n int) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.iv() != 0 && n > b.burst {
-		return fmt.Errorf("%w: %d tokens asked, burst is %d", ErrExceedsBurst, n, b.burst)
-	}
-	return nil
+	now := b.ownLocked()
+	defer b.releaseLocked(now)
+	return b.fitsLocked(now, n)
 }
 
 // refused counts and reports err, a refusal made outside b's queue, and

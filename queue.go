@@ -207,8 +207,8 @@ func (b *Bucket) enqueueLocked(ctx context.Context, now float64, n int, flight b
 // that it is to be counted in flight when granted. It requires the state
 // owned.
 func (b *Bucket) admitLocked(ctx context.Context, now float64, n int, flight bool) (*waiter, error) {
-	if b.iv() != 0 && n > b.burst {
-		return nil, fmt.Errorf("%w: %d tokens asked, burst is %d", ErrExceedsBurst, n, b.burst)
+	if err := b.fitsLocked(now, n); err != nil {
+		return nil, err
 	}
 	if b.maxQueue < 0 {
 		return nil, fmt.Errorf("%w: %d callers waiting", ErrQueueFull, b.q.len)
@@ -250,6 +250,23 @@ func (b *Bucket) admitLocked(ctx context.Context, now float64, n int, flight boo
 		b.armLocked(now)
 	}
 	return w, nil
+}
+
+// fitsLocked returns ErrExceedsBurst if n tokens are more than the bucket
+// holds. The default burst (Config.Burst zero) counts requests; it grows
+// to hold the largest cost asked, up to the server's limit per window when
+// that is known, so that a cost in tokens is not refused for a burst of a
+// few requests. It requires the state owned.
+func (b *Bucket) fitsLocked(now float64, n int) error {
+	if b.iv() == 0 || n <= b.burst {
+		return nil
+	}
+	if b.auto && (b.model.srvLimit < 0 || float64(n) <= b.model.srvLimit) {
+		b.minCost = n
+		b.setParamsLocked(now, b.limit, b.burst)
+		return nil
+	}
+	return fmt.Errorf("%w: %d tokens asked, burst is %d", ErrExceedsBurst, n, b.burst)
 }
 
 // overtakeLocked re-plans the waiters below level lv, n tokens of which were

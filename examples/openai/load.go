@@ -154,18 +154,23 @@ var anthropicAPI = vendor{
 // tokenQuota returns the vendor's token quota.
 func (v vendor) tokenQuota() throttletest.Quota { return v.fake.Tokens[0].Quota }
 
-// newTransport returns the throttle.Transport told v's token quota: its
-// rate, a burst that holds the largest request, costs in v's unit, and
-// refusals as synthetic 429s.
+// newTransport returns the throttle.Transport told v's quotas: the token
+// quota's rate, a burst that holds the largest request, costs in v's unit;
+// a Meter for the request quota, told its rate; and refusals as synthetic
+// 429s.
 func (v vendor) newTransport(base http.RoundTripper) *throttle.Transport {
-	q := v.tokenQuota()
+	q, r := v.tokenQuota(), v.fake.Quota
 	return &throttle.Transport{
 		Base: base,
 		Config: throttle.Config{
 			Limit: rate.Limit(float64(q.Limit) / q.Window.Seconds()),
 			Burst: burst,
 		},
-		Unit:    v.unit,
+		Unit: v.unit,
+		Meters: []throttle.Meter{{
+			Unit:   "requests",
+			Config: throttle.Config{Limit: rate.Limit(float64(r.Limit) / r.Window.Seconds())},
+		}},
 		Refusal: throttle.Refuse429,
 	}
 }
@@ -204,8 +209,8 @@ type client int
 const (
 	sdkDefault client = iota // the SDK's default client, its own retries
 	xrate                    // x/time/rate's Limiter told the token quota, WaitN(cost) before each call
-	throttled                // a throttle.Transport told the token quota
-	learning                 // a throttle.Transport that learns it from the token headers
+	throttled                // a throttle.Transport told the token and request quotas
+	learning                 // a throttle.Transport that learns them from their headers
 )
 
 func (c client) String() string {
@@ -231,7 +236,7 @@ func load(ctx context.Context, v vendor, h *throttletest.Handler, base string, r
 		hc.Transport = v.newTransport(rt)
 	case learning:
 		tr := v.newTransport(rt)
-		tr.Config.Limit = 0
+		tr.Config.Limit, tr.Meters[0].Config.Limit = 0, 0
 		hc.Transport = tr
 	}
 	call := v.newCaller(hc, base, 2, wait) // the SDKs' default: 2 retries
