@@ -2,6 +2,7 @@ package throttle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -29,7 +30,8 @@ type Meter struct {
 	// Config is the template of the Meter's buckets, as Transport.Config
 	// is of the key's: Limit in Unit per second (zero: learn it), Burst.
 	// The Meter's queue is the key's: its MaxQueue and MaxWait are not
-	// used.
+	// used. Meters do not work with a Store (here or in Transport.Config):
+	// a request with them fails with an error saying so.
 	Config Config
 
 	// Cost is what a request costs in Unit, computed before it is sent; it
@@ -431,10 +433,17 @@ func cmpUnit(unit string) string {
 	return strings.ToLower(unit)
 }
 
-// checkUnits reports a quota that the Transport counts twice.
+// checkUnits reports a quota that the Transport counts twice, and a Store,
+// which a gate cannot use: it takes from every bucket under their locks.
 func (t *Transport) checkUnits() error {
+	if t.Config.Store != nil {
+		return errors.New("throttle: Transport.Config.Store cannot be used with Meters")
+	}
 	seen := map[string]bool{cmpUnit(t.Unit): true}
 	for i, m := range t.Meters {
+		if m.Config.Store != nil {
+			return fmt.Errorf("throttle: Transport.Meters[%d].Config.Store: a Meter's bucket cannot be kept in a Store", i)
+		}
 		u := cmpUnit(m.Unit)
 		if seen[u] {
 			return fmt.Errorf("throttle: Transport.Meters[%d]: the quota %q is counted twice", i, u)

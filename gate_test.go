@@ -182,6 +182,9 @@ func TestMetersRefusals(t *testing.T) {
 		twice := &Transport{Base: okBase(&sent), Unit: "Tokens", Meters: []Meter{{Unit: "tokens"}}}
 		_, err = get(t, twice, context.Background())
 		assert.ErrorContains(t, err, `the quota "tokens" is counted twice`)
+		stored := &Transport{Base: okBase(&sent), Config: Config{Store: newMemStore()}, Meters: []Meter{{Unit: "tokens"}}}
+		_, err = get(t, stored, context.Background())
+		assert.ErrorContains(t, err, "Store cannot be used with Meters")
 	})
 }
 
