@@ -67,12 +67,15 @@ type gateWaiter struct {
 
 func newGate() *gate { return &gate{kick: make(chan struct{}, 1)} }
 
-// idle reports whether nobody waits in g.
-func (g *gate) idle() bool {
+// queued returns how many wait in g.
+func (g *gate) queued() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return len(g.q) == 0
+	return len(g.q)
 }
+
+// idle reports whether nobody waits in g.
+func (g *gate) idle() bool { return g.queued() == 0 }
 
 // poke tells the gate's head that a bucket changed. It never blocks.
 func poke(c chan struct{}) {

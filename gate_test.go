@@ -106,6 +106,7 @@ func TestMetersHoldNothing(t *testing.T) {
 			synctest.Wait()
 		}
 		time.Sleep(500 * time.Millisecond)
+		assert.Equal(t, 2, tr.Stats().Keys["api.test"].Queued, "the key's queue")
 		st := tr.Stats().Keys["api.test##requests"]
 		assert.InDelta(t, 4.5, st.Tokens, 1e-9, "the waiting request holds none of the request quota")
 		assert.Equal(t, time.Second, <-done, "the big one first, when its tokens are there")

@@ -183,6 +183,9 @@ func (t *Transport) sweepLocked(now, idle float64) {
 	t.swept = now
 	clear(t.routes) // resolved again, so that none keeps a dropped bucket
 	for k, e := range t.buckets {
+		if g := t.gates[k.key]; g != nil && !g.idle() {
+			continue // its requests wait in the key's gate, not in the bucket
+		}
 		if now-e.used >= idle && e.b.idle() {
 			delete(t.buckets, k)
 		}

@@ -118,10 +118,17 @@ func (t *Transport) Stats() TransportStats {
 	for _, e := range t.buckets {
 		bs[e.b.name] = e.b
 	}
+	gates := make(map[string]*gate, len(t.gates))
+	for key, g := range t.gates {
+		gates[bucketID{key: key}.name()] = g
+	}
 	t.mu.Unlock()
 	s := TransportStats{Keys: make(map[string]BucketStats, len(bs))}
 	for k, b := range bs {
 		st := b.Stats()
+		if g := gates[k]; g != nil {
+			st.Queued += g.queued() // with Meters, the key's requests wait in its gate
+		}
 		s.Keys[k] = st
 		s.Total.add(st)
 	}
@@ -134,9 +141,12 @@ type TransportStats struct {
 
 	// Keys holds the buckets by name: the key (a host, unless
 	// Transport.Key says otherwise), then "#" and the scope for a scope the
-	// server named ("api.github.com#search"). A '\' or '#' in the key is
-	// escaped by a '\' (the key "h#core" is named `h\#core`), so the first
-	// '#' not escaped starts the scope and no two buckets share a name.
-	// Config.Name, events and RefusedError.Key use the same names.
+	// server named ("api.github.com#search"), or "##" and the unit for a
+	// Meter's bucket ("api.openai.com##requests"). A '\' or '#' in the key
+	// or scope is escaped by a '\' (the key "h#core" is named `h\#core`),
+	// so the first '#' not escaped starts the scope and no two buckets share
+	// a name. Config.Name, events and RefusedError.Key use the same names.
+	// With Meters, the key's bucket counts in Queued the requests waiting in
+	// the key's queue.
 	Keys map[string]BucketStats
 }
