@@ -114,9 +114,9 @@
 // one): a request goes out when all of them can take its cost at once, and
 // none holds tokens while it waits on another. [Config.MaxInFlight] bounds
 // the requests in flight at once, in the same queue; a server's IETF
-// concurrency quota lowers it. SDKs with retry loops of their own take a refusal error
-// for a connection error and retry it; with [Refuse429] the Transport
-// answers a refusal with a synthetic 429 that tells them not to.
+// concurrency quota lowers it. SDKs with retry loops of their own take a
+// refusal error for a connection error and retry it; with [Refuse429] the
+// Transport answers a refusal with a synthetic 429 that tells them not to.
 //
 // # Restarts and processes
 //
