@@ -2,6 +2,7 @@ package throttle
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -254,5 +255,34 @@ func TestMeters429AndFlights(t *testing.T) {
 			require.NoError(t, err, "request %d", i)
 		}
 		assert.EqualValues(t, 3, base2.max.Load())
+	})
+}
+
+// TestMetersPerMinuteAndPerDay: two IETF policies of one server, a
+// per-minute one counted by the key's bucket and a per-day one by a
+// Meter, each learned from its own policy. The day's, paced evenly, would
+// spread 5 requests over the day; with PaceBurst it lets them go at the
+// minute's pace, and binds once spent.
+func TestMetersPerMinuteAndPerDay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int64
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			n := calls.Add(1)
+			h := http.Header{}
+			h.Set("RateLimit-Policy", `"minute";q=600;w=60, "day";q=5;w=86400`)
+			h.Set("RateLimit", fmt.Sprintf(`"minute";r=%d;t=60, "day";r=%d;t=86400`, 600-n, max(5-n, 0)))
+			return newResponse(r, http.StatusOK, h, "ok"), nil
+		})
+		tr := &Transport{Base: base, Config: Config{MaxWait: time.Second}, Unit: "minute", Meters: []Meter{{Unit: "day", Config: Config{Pace: PaceBurst}}}}
+		for i := range 5 {
+			resp, err := get(t, tr, context.Background())
+			require.NoError(t, err, "request %d", i)
+			resp.Body.Close()
+		}
+		_, err := get(t, tr, context.Background())
+		assert.ErrorIs(t, err, ErrWaitTooLong, "the day's quota is spent: a wait of hours, refused at once")
+		st := tr.Stats().Keys
+		assert.InDelta(t, 0.95*600.0/60, float64(st["api.test"].Limit), 1e-9, "the minute's pace")
+		assert.EqualValues(t, 5, calls.Load())
 	})
 }
