@@ -311,7 +311,10 @@ func (b *Bucket) applyParamsLocked() {
 		if b.autoCap > 0 {
 			b.burst = b.autoCap
 		}
-		b.burst = max(b.burst, b.minCost)
+		if c := float64(b.minCost); c > float64(b.burst) {
+			// The largest cost asked, within what could ever be admitted.
+			b.burst = int(min(c, max(b.mostCostLocked(), float64(b.burst))))
+		}
 	}
 	iv := b.iv()
 	b.interval.Store(math.Float64bits(iv))

@@ -44,10 +44,12 @@ type Config struct {
 	// (GCRA and the like) also admits at once the idle tokens the server
 	// reports beyond a small reserve: the burst the server grants on top of
 	// the steady rate. The default grows to hold the largest cost asked
-	// (WaitN, BeginN, a Transport's cost in tokens), up to the server's
-	// limit per window when that is known; a cost above that, or above an
-	// explicit Burst, fails with [ErrExceedsBurst]. Set Burst to bound it.
-	// Negative values are invalid, and treated as zero.
+	// (WaitN, BeginN, a Transport's cost in tokens), up to the most that
+	// could ever be admitted: the server's limit per window when that is
+	// known, else what the rate brings within MaxWait (or MaxCooldown). A
+	// cost above that, or above an explicit Burst, fails with
+	// [ErrExceedsBurst]. Set Burst to bound it. Negative values are
+	// invalid, and treated as zero.
 	Burst int
 
 	// MaxQueue is how many callers may wait for tokens at once. Zero means
@@ -61,14 +63,16 @@ type Config struct {
 	MaxWait time.Duration
 
 	// MaxInFlight is the most requests of the bucket in flight at once:
-	// begun by [Bucket.Begin] (or a [Transport]) and not yet Done. A
-	// request beyond it queues, first-in first-out with those waiting for
-	// tokens, until one in flight is answered; it takes its tokens only then.
-	// A server that states a concurrency quota (the IETF quota unit
-	// "concurrent-requests") lowers it, never raises it. Zero means no limit
-	// beyond the server's; negative values are invalid, and treated as zero.
-	// Wait and Allow, whose requests the bucket does not see end, neither
-	// count nor are held by it.
+	// begun by [Bucket.Begin] (or a [Transport]) and not yet Done, those of
+	// cost 0 included. A request beyond it queues, first-in first-out with
+	// those waiting for tokens, until one in flight is answered; it takes
+	// its tokens only then, and is refused at its deadline (MaxWait, the
+	// context's) if none is. A server that states a concurrency quota (the
+	// IETF quota unit "concurrent-requests") lowers it, never raises it.
+	// Zero means no limit beyond the server's; negative values are invalid,
+	// and treated as zero. Wait and Allow, whose requests the bucket does
+	// not see end, are not counted; a Wait queued behind a flight that
+	// waits for one to end waits with it, first in, first out.
 	MaxInFlight int
 
 	// Aging is how long a waiter waits to rise one [Priority] level: a

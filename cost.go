@@ -163,25 +163,32 @@ func (t *Transport) begin(ctx context.Context, b *Bucket, n int, cc *cost, now f
 	if n < 0 {
 		return admission{}, fmt.Errorf("%w: %d tokens", ErrBadCost, n)
 	}
-	var a admission
-	var err error
 	if g == nil {
-		a.f, err = b.beginAt(ctx, n, now)
-	} else {
-		bs, costs := make([]*Bucket, 1+len(ms)), make([]int, 1+len(ms))
-		bs[0], costs[0] = b, n
-		for i, m := range ms {
-			bs[1+i], costs[1+i] = m.b, m.n
-		}
-		var fs []Flight
-		if fs, err = g.begin(ctx, bs, costs, now); err == nil {
-			a.f, a.meters = fs[0], fs[1:]
-		}
+		f, err := t.begin1(ctx, b, n, cc, now)
+		return admission{f: f}, err
 	}
+	bs, costs := make([]*Bucket, 1+len(ms)), make([]int, 1+len(ms))
+	bs[0], costs[0] = b, n
+	for i, m := range ms {
+		bs[1+i], costs[1+i] = m.b, m.n
+	}
+	fs, err := g.begin(ctx, bs, costs, now)
+	if err != nil {
+		return admission{}, err
+	}
+	if cc != nil {
+		cc.admitted(b)
+	}
+	return admission{f: fs[0], meters: fs[1:]}, nil
+}
+
+// begin1 admits a request of cost n to b alone, as begin does.
+func (t *Transport) begin1(ctx context.Context, b *Bucket, n int, cc *cost, now float64) (Flight, error) {
+	f, err := b.beginAt(ctx, n, now)
 	if err == nil && cc != nil {
 		cc.admitted(b)
 	}
-	return a, err
+	return f, err
 }
 
 // unitQuota returns what h says of the quota named unit (see

@@ -23,12 +23,13 @@ type gate struct {
 
 // A gateWaiter is a request queued in a gate.
 type gateWaiter struct {
-	bs       []*Bucket
-	costs    []int
-	since    float64 // when it joined the queue, on the buckets' clock
-	deadline float64 // the buckets' clock; +Inf: none
-	byCtx    bool
-	turn     chan struct{} // buffered: it became the head
+	bs        []*Bucket
+	costs     []int
+	since     float64 // when it joined the queue, on the buckets' clock
+	predicted float64 // when it was planned to be served, as it joined
+	deadline  float64 // the buckets' clock; +Inf: none
+	byCtx     bool
+	turn      chan struct{} // buffered: it became the head
 }
 
 func newGate() *gate { return &gate{kick: make(chan struct{}, 1)} }
@@ -72,7 +73,7 @@ func (g *gate) begin(ctx context.Context, bs []*Bucket, costs []int, now float64
 		}
 	}
 	if len(g.q) == 0 {
-		if fs, _ := takeAll(ctx, bs, costs, now); fs != nil {
+		if fs, _, _ := takeAll(ctx, bs, costs, now); fs != nil {
 			g.mu.Unlock()
 			return fs, nil
 		}
@@ -82,8 +83,8 @@ func (g *gate) begin(ctx context.Context, bs []*Bucket, costs []int, now float64
 	case bs[0].maxQueue < 0 || len(g.q) >= bs[0].maxQueue:
 		err = fmt.Errorf("%w: %d callers waiting", ErrQueueFull, len(g.q))
 	default:
-		if at := g.plannedLocked(now, w); at > w.deadline {
-			err = tooLong(at-now, w.deadline-now, w.byCtx)
+		if w.predicted = g.plannedLocked(now, w); w.predicted > w.deadline {
+			err = tooLong(w.predicted-now, w.deadline-now, w.byCtx)
 		}
 	}
 	if err != nil {
@@ -116,6 +117,19 @@ func (g *gate) plannedLocked(now float64, w *gateWaiter) float64 {
 	return at
 }
 
+// predict returns how long a request of cost n to b, and of ms to the
+// Meters, would wait now behind those queued in g.
+func (g *gate) predict(b *Bucket, n int, ms []meterCost) time.Duration {
+	w := &gateWaiter{bs: []*Bucket{b}, costs: []int{n}}
+	for _, m := range ms {
+		w.bs, w.costs = append(w.bs, m.b), append(w.costs, m.n)
+	}
+	now := b.now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return dur(g.plannedLocked(now, w) - now)
+}
+
 // wait sleeps until w is granted or refused, serving it when it is the
 // head.
 func (g *gate) wait(ctx context.Context, w *gateWaiter) ([]Flight, error) {
@@ -132,17 +146,24 @@ func (g *gate) wait(ctx context.Context, w *gateWaiter) ([]Flight, error) {
 		if head {
 			g.mu.Lock()
 			now := w.bs[0].now()
-			fs, at := takeAll(ctx, w.bs, w.costs, now)
+			fs, at, err := takeAll(ctx, w.bs, w.costs, now)
 			switch {
 			case fs != nil:
 				g.leaveLocked(w)
 				g.mu.Unlock()
-				w.bs[0].waitedFor(now - w.since)
+				w.bs[0].gateWaited(ctx, w, now, nil)
 				return fs, nil
-			case now >= w.deadline || at > w.deadline && !math.IsInf(at, 1): // +Inf: an answer tells
+			case err != nil:
+			case at > w.deadline && !math.IsInf(at, 1): // +Inf: an answer tells
+				err = tooLong(at-now, w.deadline-now, w.byCtx)
+			case now >= w.deadline:
+				err = unplannedTooLong(w.deadline-w.since, w.byCtx)
+			}
+			if err != nil {
 				g.leaveLocked(w)
 				g.mu.Unlock()
-				return nil, w.bs[0].refused(w.tooLong(max(at, now)))
+				w.bs[0].gateWaited(ctx, w, now, err)
+				return nil, w.bs[0].refused(err)
 			}
 			g.mu.Unlock()
 			kick, wake = g.kick, min(at, w.deadline)
@@ -166,7 +187,9 @@ func (g *gate) wait(ctx context.Context, w *gateWaiter) ([]Flight, error) {
 				g.mu.Lock()
 				g.leaveLocked(w)
 				g.mu.Unlock()
-				return nil, w.bs[0].refused(w.tooLong(w.bs[0].now()))
+				err := unplannedTooLong(w.deadline-w.since, w.byCtx)
+				w.bs[0].gateWaited(ctx, w, w.bs[0].now(), err)
+				return nil, w.bs[0].refused(err)
 			}
 		case <-ctx.Done():
 			g.mu.Lock()
@@ -176,11 +199,6 @@ func (g *gate) wait(ctx context.Context, w *gateWaiter) ([]Flight, error) {
 			return nil, fmt.Errorf("throttle: wait: %w", ctx.Err())
 		}
 	}
-}
-
-// tooLong is the refusal of w, which would be served at at.
-func (w *gateWaiter) tooLong(at float64) error {
-	return tooLong(at-w.since, w.deadline-w.since, w.byCtx)
 }
 
 // leaveLocked takes w out of the queue and, if it was the head, hands the
@@ -200,33 +218,49 @@ func (g *gate) leaveLocked(w *gateWaiter) {
 // takeAll takes costs[i] of every bs[i] at now, under all their locks, if
 // every one can give it now: the flights, in the order of bs. Otherwise it
 // takes nothing and returns when the latest of them can, +Inf if only an
-// answer tells. The locks are taken in the order of bs, under the gate's.
-func takeAll(ctx context.Context, bs []*Bucket, costs []int, now float64) ([]Flight, float64) {
+// answer tells; or an error if a cost no longer fits its bucket's burst
+// (one learned since). The locks are taken in the order of bs, under the
+// gate's.
+func takeAll(ctx context.Context, bs []*Bucket, costs []int, now float64) ([]Flight, float64, error) {
 	for _, b := range bs {
 		b.mu.Lock()
 		now = b.ownAtLocked(now)
 	}
+	defer func() {
+		for _, b := range bs {
+			b.releaseLocked(now)
+			b.mu.Unlock()
+		}
+	}()
 	at := now
 	for i, b := range bs {
+		if err := b.fitsLocked(now, costs[i]); err != nil {
+			return nil, at, err
+		}
 		at = max(at, b.gateAtLocked(now, costs[i]))
 	}
-	var fs []Flight
-	if at <= now {
-		fs = make([]Flight, len(bs))
-		for i, b := range bs {
-			seq := b.count()
-			if costs[i] > 0 {
-				seq = b.takeLocked(now, costs[i])
+	if at > now {
+		return nil, at, nil
+	}
+	fs := make([]Flight, len(bs))
+	for i, b := range bs {
+		seq, ok := b.admitNowLocked(now, costs[i])
+		if !ok {
+			// gateAtLocked said it could: a rounding it did not see. Give
+			// back what was taken and try again in a nanosecond.
+			for j := range i {
+				bs[j].untakeLocked(costs[j])
+				bs[j].inflight.Add(-1)
+				if costs[j] > 0 {
+					bs[j].stats.givenBack++
+				}
 			}
-			b.inflight.Add(1)
-			fs[i] = Flight{b, now, float64(seq), ctx, costs[i]}
+			return nil, now + 1, nil
 		}
+		b.inflight.Add(1)
+		fs[i] = Flight{b, now, float64(seq), ctx, costs[i]}
 	}
-	for _, b := range bs {
-		b.releaseLocked(now)
-		b.mu.Unlock()
-	}
-	return fs, at
+	return fs, now, nil
 }
 
 // gateAtLocked returns when b can take n for a gate's head: now if it can
@@ -238,12 +272,13 @@ func (b *Bucket) gateAtLocked(now float64, n int) float64 {
 		return math.Inf(1)
 	case n == 0:
 		return now
-	case b.learning && b.probing > 0:
-		return max(b.probeLostLocked(), b.hold)
 	}
 	at := max(b.hold, b.readyAtLocked(now, n), b.capFreeLocked(now, n))
+	if b.learning && b.probing > 0 {
+		at = max(at, b.probeLostLocked()) // the probe's answer, or its loss
+	}
 	if at <= now+1 && b.cappedLocked(now, n) {
-		return math.Inf(1) // rounding: the cap is what holds it
+		return now + 1 // rounding: the cap's growth frees it in a nanosecond
 	}
 	return at
 }
@@ -276,15 +311,28 @@ func (b *Bucket) refused(err error) error {
 	return err
 }
 
-// waitedFor counts a caller served by a gate after waiting d.
-func (b *Bucket) waitedFor(d float64) {
-	if d <= 0 {
-		return
+// gateWaited counts and reports the wait of w, a caller of a gate of which
+// b is the key's bucket, that ended at now with err (nil: served): as a wait
+// of b's own queue would be, in its stats, its events (EventWait) and its
+// Trace.
+func (b *Bucket) gateWaited(ctx context.Context, w *gateWaiter, now float64, err error) {
+	d := max(now-w.since, 0)
+	if err == nil && d > 0 {
+		defer b.emit()
+		b.mu.Lock()
+		b.stats.waited++
+		b.stats.waitTime += d
+		if d >= b.slowWait {
+			b.noteLocked(Event{Kind: EventWait, Wait: dur(d)})
+		}
+		b.mu.Unlock()
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.stats.waited++
-	b.stats.waitTime += d
+	if b.trace != nil && b.trace.Waited != nil && (d > 0 || err != nil) {
+		b.trace.Waited(ctx, WaitInfo{
+			Name: b.name, N: w.costs[0], Reason: WaitRate, Err: err,
+			Predicted: dur(max(w.predicted-w.since, 0)), Waited: dur(d),
+		})
+	}
 }
 
 // canceled counts a caller that left a gate's queue as its context ended.

@@ -59,16 +59,14 @@ func (a admission) done(resp *http.Response) {
 	}
 }
 
-// answeredMeters ends the Meters' flights of a with resp, which arrived at
+// answerMeters ends the Meters' flights of a with resp, which arrived at
 // arrived (at on the buckets' clock): each learns from its own quota's
-// headers. q is what the key's bucket read, reused for a Meter of the
-// request quota when that is what the key's bucket counts.
-func (a admission) answeredMeters(resp *http.Response, q Quota, arrived time.Time, at float64, ms []Meter) {
-	if len(a.meters) == 0 {
-		return
-	}
+// headers. Each flight leaves a as it is ended, so that if an event hook
+// panics, the caller's deferred a.done ends the others.
+func (a *admission) answerMeters(resp *http.Response, arrived time.Time, at float64, ms []Meter) {
 	var all []Quota // ParseQuotas, once
 	for i, f := range a.meters {
+		a.meters[i] = Flight{}
 		var mq Quota
 		switch {
 		case ms[i].Unit == "":
@@ -81,6 +79,7 @@ func (a admission) answeredMeters(resp *http.Response, q Quota, arrived time.Tim
 		}
 		f.doneAt(resp.StatusCode, mq, at)
 	}
+	a.meters = nil
 }
 
 // A meterCost is one of a Transport's Meters for one request: its bucket

@@ -62,9 +62,6 @@ func (b *Bucket) beginAt(ctx context.Context, n int, now float64) (Flight, error
 	if err != nil {
 		return Flight{}, err
 	}
-	if n == 0 {
-		b.inflight.Add(1) // waitAt counts the requests that take tokens
-	}
 	return Flight{b, sent, float64(seq), ctx, n}, nil
 }
 

@@ -123,15 +123,16 @@ func (b *Bucket) waitAt(ctx context.Context, n int, now float64, flight bool) (f
 	if err := ctx.Err(); err != nil {
 		return now, 0, fmt.Errorf("throttle: wait: %w", err)
 	}
-	if b.store != nil {
-		if n == 0 {
-			return now, b.count(), nil
+	if n == 0 && (!flight || b.flightCap.Load() == 0) {
+		// Nothing to take and no in-flight limit to wait for.
+		if flight {
+			b.inflight.Add(1)
 		}
+		return now, b.count(), nil
+	}
+	if b.store != nil {
 		err := b.waitShared(ctx, n, flight)
 		return b.now(), b.count(), err
-	}
-	if n == 0 {
-		return now, b.count(), nil
 	}
 	// The lock-free path runs only while no cap is in force, so the
 	// sequence number read after it matters to nothing but the model's
@@ -188,7 +189,7 @@ func (b *Bucket) refusedLocked(err error) {
 func (b *Bucket) enqueueLocked(ctx context.Context, now float64, n int, flight bool) (*waiter, uint64, error) {
 	b.q.age(now)
 	if lv := PriorityFrom(ctx).level(); b.q.ahead(lv) == 0 && now >= b.hold && !(flight && b.flightsFull()) {
-		if seq := b.takeLocked(now, n); seq != 0 {
+		if seq, ok := b.admitNowLocked(now, n); ok {
 			if flight {
 				b.inflight.Add(1)
 			}
@@ -254,19 +255,53 @@ func (b *Bucket) admitLocked(ctx context.Context, now float64, n int, flight boo
 
 // fitsLocked returns ErrExceedsBurst if n tokens are more than the bucket
 // holds. The default burst (Config.Burst zero) counts requests; it grows
-// to hold the largest cost asked, up to the server's limit per window when
-// that is known, so that a cost in tokens is not refused for a burst of a
-// few requests. It requires the state owned.
+// to hold the largest cost asked (a cost in tokens is not refused for a
+// burst of a few requests), up to the most that could ever be admitted:
+// the server's limit per window when that is known, else what the rate
+// brings in MaxWait (or MaxCooldown). A bucket with no rate yet (learning)
+// records the cost for the burst it will have. It requires the state
+// owned.
 func (b *Bucket) fitsLocked(now float64, n int) error {
-	if b.iv() == 0 || n <= b.burst {
+	if n <= b.burst && b.iv() != 0 || !b.auto && b.iv() == 0 {
 		return nil
 	}
-	if b.auto && (b.model.srvLimit < 0 || float64(n) <= b.model.srvLimit) {
-		b.minCost = n
-		b.setParamsLocked(now, b.limit, b.burst)
+	if b.auto && float64(n) <= b.mostCostLocked() {
+		if n > b.minCost {
+			b.minCost = n
+			if b.iv() != 0 {
+				b.setParamsLocked(now, b.limit, b.burst)
+			}
+		}
 		return nil
+	}
+	if b.iv() == 0 {
+		return nil // no rate: nothing to exceed until one is known
 	}
 	return fmt.Errorf("%w: %d tokens asked, burst is %d", ErrExceedsBurst, n, b.burst)
+}
+
+// mostCostLocked is the largest cost the default burst grows to hold: see
+// fitsLocked. It requires the state owned.
+func (b *Bucket) mostCostLocked() float64 {
+	if l := b.model.srvLimit; l > 0 {
+		return l
+	}
+	iv := b.iv()
+	if iv == 0 || math.IsInf(iv, 1) {
+		return math.Inf(1) // no rate yet: bounded once one is learned
+	}
+	return min(b.maxWait, b.maxCooldown) / iv
+}
+
+// admitNowLocked admits a caller of n tokens at now if they are there (a
+// cost of 0 takes none) and returns the admission's sequence number. It
+// requires the state owned.
+func (b *Bucket) admitNowLocked(now float64, n int) (uint64, bool) {
+	if n == 0 {
+		return b.count(), true
+	}
+	seq := b.takeLocked(now, n)
+	return seq, seq != 0
 }
 
 // overtakeLocked re-plans the waiters below level lv, n tokens of which were
@@ -321,6 +356,18 @@ func tooLong(wait, allowed float64, byCtx bool) error {
 	return fmt.Errorf("%w: need %v, MaxWait %v", ErrWaitTooLong, need, have)
 }
 
+// unplannedTooLong is the refusal of a caller whose wait nothing could
+// plan (an answer was waited for: a probe's, or a request in flight to
+// end) at the end of the allowed wait.
+func unplannedTooLong(allowed float64, byCtx bool) error {
+	have := dur(allowed).Round(time.Millisecond)
+	const why = "not served within %v: waiting for an answer (the probe's, or one of the requests in flight)"
+	if byCtx {
+		return fmt.Errorf("%w: "+why+", the context's deadline: %w", ErrWaitTooLong, have, context.DeadlineExceeded)
+	}
+	return fmt.Errorf("%w: "+why+", MaxWait", ErrWaitTooLong, have)
+}
+
 // finishLocked removes w from the queue and wakes it with err (nil: granted).
 func (b *Bucket) finishLocked(now float64, w *waiter, err error) {
 	b.q.remove(w)
@@ -349,9 +396,11 @@ func (b *Bucket) dispatchLocked(now float64) {
 		if w.flight && b.flightsFull() {
 			break // first in, first out: the head waits for a flight to end
 		}
-		if w.seq = b.takeLocked(now, w.n); w.seq == 0 {
+		seq, ok := b.admitNowLocked(now, w.n)
+		if !ok {
 			break
 		}
+		w.seq = seq
 		if w.flight {
 			b.inflight.Add(1)
 		}
@@ -435,10 +484,12 @@ func (b *Bucket) replanLevelsLocked(now float64, top int) {
 		l.slack = math.Inf(1)
 		for w := l.head; w != nil; {
 			next := w.next
-			if b.iv() != 0 && w.n > b.burst {
-				b.finishLocked(now, w, fmt.Errorf("%w: %d tokens asked, burst is now %d", ErrExceedsBurst, w.n, b.burst))
-			} else if at := b.plannedLocked(now, ahead+w.n); at > w.deadline || (b.learning || b.flightsFull()) && now >= w.deadline {
+			if err := b.fitsLocked(now, w.n); err != nil {
+				b.finishLocked(now, w, fmt.Errorf("%w (now)", err))
+			} else if at := b.plannedLocked(now, ahead+w.n); at > w.deadline {
 				b.finishLocked(now, w, tooLong(at-now, w.deadline-now, w.byCtx))
+			} else if (b.learning || b.flightsFull()) && now >= w.deadline {
+				b.finishLocked(now, w, unplannedTooLong(w.deadline-w.since, w.byCtx))
 			} else {
 				ahead += w.n
 				l.slack = min(l.slack, margin(w.deadline, at))
@@ -446,6 +497,17 @@ func (b *Bucket) replanLevelsLocked(now float64, top int) {
 			w = next
 		}
 	}
+}
+
+// untakeLocked gives back the n tokens of an admission that was never
+// sent. It requires the state owned.
+func (b *Bucket) untakeLocked(n int) {
+	if b.learning {
+		b.probing = max(b.probing-1, 0) // the probe was never sent
+	} else if iv := b.iv(); iv != 0 && !math.IsInf(iv, 1) {
+		b.tat -= float64(n) * iv
+	}
+	b.capBase += float64(n) // its sequence numbers were not spent at the server
 }
 
 // cancel takes w out of the queue after its context ended. It requires that
@@ -463,12 +525,7 @@ func (b *Bucket) cancel(ctx context.Context, w *waiter) error {
 		return w.err
 	default: // granted as the context ended: give the tokens back
 		b.uncountLocked(w)
-		if b.learning {
-			b.probing = max(b.probing-1, 0) // the probe was never sent
-		} else if iv := b.iv(); iv != 0 && !math.IsInf(iv, 1) {
-			b.tat -= float64(w.n) * iv
-		}
-		b.capBase += float64(w.n) // its sequence numbers were not spent at the server
+		b.untakeLocked(w.n)
 		if w.flight {
 			b.inflight.Add(-1) // it never flew
 		}

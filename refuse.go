@@ -37,10 +37,11 @@ const (
 // "exceeds-burst" and "bad-cost".
 const RefusedHeader = "Throttle-Refused"
 
-// refuse answers a request that b refused with err: err itself, or with
-// Refuse429 a 429 response, when err is a refusal rather than the end of
-// the request's context.
-func (t *Transport) refuse(req *http.Request, b *Bucket, n int, err *RefusedError) (*http.Response, error) {
+// refuse answers a request that b refused with err (b and the key's gate g
+// with the Meters' costs ms, when the Transport has Meters): err itself, or
+// with Refuse429 a 429 response, when err is a refusal rather than the end
+// of the request's context.
+func (t *Transport) refuse(req *http.Request, b *Bucket, n int, g *gate, ms []meterCost, err *RefusedError) (*http.Response, error) {
 	reason := refusalReason(err.Err)
 	if t.Refusal != Refuse429 || reason == "" {
 		return nil, err
@@ -52,7 +53,11 @@ func (t *Transport) refuse(req *http.Request, b *Bucket, n int, err *RefusedErro
 		RefusedHeader:    {reason},
 	}
 	if reason == "queue-full" || reason == "wait-too-long" {
-		if wait := b.predict(n); wait < math.MaxInt32*time.Second {
+		wait := b.predict(n)
+		if g != nil {
+			wait = g.predict(b, n, ms)
+		}
+		if wait < math.MaxInt32*time.Second {
 			h.Set("Retry-After", strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10))
 		}
 	}

@@ -137,7 +137,10 @@ func (t *Transport) Stats() TransportStats {
 
 // TransportStats is a snapshot of a [Transport]'s buckets.
 type TransportStats struct {
-	Total BucketStats // sums over every bucket (rates and bursts left zero)
+	// Total sums over every bucket (rates and bursts left zero). With
+	// Meters, a request is counted once per bucket it took from, and
+	// Tokens adds up tokens of different units.
+	Total BucketStats
 
 	// Keys holds the buckets by name: the key (a host, unless
 	// Transport.Key says otherwise), then "#" and the scope for a scope the

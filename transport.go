@@ -95,7 +95,11 @@ type Transport struct {
 	// per-minute one. See [Meter]. With Meters, a key's requests wait in one
 	// queue of the key, first come first served (priorities are not used),
 	// bounded by Config.MaxQueue and Config.MaxWait, and each goes out when
-	// every one of its quotas can take its cost at once.
+	// every one of its quotas can take its cost at once. The queue and the
+	// Meters are the key's, not a server-named scope's: with a server that
+	// names scopes (GitHub's core and search), one scope's cooldown holds
+	// the other's requests too, so keep Meters for APIs without scopes, or
+	// key each scope apart (Key).
 	Meters []Meter
 
 	// Refusal is how a request the bucket refuses reaches the caller:
@@ -124,34 +128,36 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	route := routeOf(key, req)
 	n, cc := t.cost(req)
+	// The lookup reads the clock once, for itself and for the admission.
+	id, b, now := t.bucket(route)
 	var g *gate
 	var ms []meterCost
 	if len(t.Meters) > 0 {
 		var err error
 		if g, ms, err = t.meters(key, req); err != nil {
 			closeBody(req)
-			return nil, &RefusedError{Key: bucketID{key: key}.name(), Err: err}
+			return t.refuse(req, b, n, g, ms, &RefusedError{Key: b.name, Err: err})
 		}
 	}
-	// The lookup reads the clock once, for itself and for the admission.
-	id, b, now := t.bucket(route)
 	ctx := t.waitContext(req)
 	a, err := t.begin(ctx, b, n, cc, now, g, ms)
 	// A request admitted by the host's bucket while the first answer
 	// was naming the route's scope moves to that scope's bucket, so
-	// that bucket counts everything it has in flight.
+	// that bucket counts everything it has in flight. Its Meters' flights
+	// stay: their buckets are the key's.
 	for err == nil && id.scope == "" && t.scoped.Load() {
 		nid, nb, again := t.bucket(route)
 		if nb == b {
 			break
 		}
-		a.done(nil) // not sent
+		a.f.Done(nil) // not sent
 		id, b = nid, nb
-		a, err = t.begin(ctx, b, n, cc, again, g, ms)
+		a.f, err = t.begin1(ctx, b, n, cc, again)
 	}
 	if err != nil {
+		a.done(nil) // not sent
 		closeBody(req)
-		return t.refuse(req, b, n, &RefusedError{Key: b.name, Err: err})
+		return t.refuse(req, b, n, g, ms, &RefusedError{Key: b.name, Err: err})
 	}
 	// a is the request in flight, zero once ended. If Base (or an event
 	// hook) panics, the deferred call ends it and the panic goes on to the
@@ -177,18 +183,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			q = unitQuota(resp.Header, arrived, t.Unit) // not the request quota's parse as well
 		}
 		at := float64(arrived.Sub(t.epoch))
-		done := a
-		a = admission{} // ended below, even if a hook panics
-		done.answeredMeters(resp, q, arrived, at, t.Meters)
+		done := a.f
+		a.f = Flight{} // ended below, even if a hook panics
 		if q.Scope != "" && q.Scope != id.scope {
 			// The server says this request counts against another scope:
 			// from now on its route uses that scope's bucket.
-			done.f.Done(nil)
+			done.Done(nil)
 			id, b = t.setScope(route, q.Scope)
 			b.observe(resp.StatusCode, q, nil, at)
 		} else {
-			done.f.doneAt(resp.StatusCode, q, at)
+			done.doneAt(resp.StatusCode, q, at)
 		}
+		a.answerMeters(resp, arrived, at, t.Meters)
 		b.limitFlights(resp.Header, arrived)
 		if attempt >= t.Retries || !limited(resp.StatusCode, q) {
 			return resp, nil
