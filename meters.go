@@ -156,16 +156,28 @@ func (t *Transport) checkUnits() error {
 	if t.Config.Store != nil {
 		return errors.New("throttle: Transport.Config.Store cannot be used with Meters")
 	}
-	seen := map[string]bool{cmpUnit(t.Unit): true}
 	for i, m := range t.Meters {
 		if m.Config.Store != nil {
 			return fmt.Errorf("throttle: Transport.Meters[%d].Config.Store: a Meter's bucket cannot be kept in a Store", i)
 		}
-		u := cmpUnit(m.Unit)
-		if seen[u] {
-			return fmt.Errorf("throttle: Transport.Meters[%d]: the quota %q is counted twice", i, u)
+		twice := sameUnit(m.Unit, t.Unit)
+		for _, o := range t.Meters[:i] {
+			twice = twice || sameUnit(m.Unit, o.Unit)
 		}
-		seen[u] = true
+		if twice {
+			return fmt.Errorf("throttle: Transport.Meters[%d]: the quota %q is counted twice", i, cmpUnit(m.Unit))
+		}
 	}
 	return nil
+}
+
+// sameUnit reports whether two units name one quota, as cmpUnit names them.
+func sameUnit(a, b string) bool {
+	if a == "" {
+		a = "requests"
+	}
+	if b == "" {
+		b = "requests"
+	}
+	return strings.EqualFold(a, b)
 }
