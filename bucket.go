@@ -33,10 +33,10 @@ import (
 // value is not usable.
 type Bucket struct {
 	// fast is the lock-free state read and updated by Allow when nobody
-	// waits: the float64 bits of the theoretical arrival time (GCRA) in
-	// nanoseconds since epoch, the instant at which the bucket would be full
-	// again. When the mutex owns the state, fast holds slowPath and the state is
-	// in tat.
+	// waits: the theoretical arrival time (GCRA), the instant at which the
+	// bucket would be full again, as the bits of its int64. When the mutex
+	// owns the state, fast holds slowPath (never, an instant no tat takes)
+	// and the state is in tat.
 	//
 	// It pays (BenchmarkAllow, BenchmarkAllowParallel, medians of 6 here):
 	// 41 ns an Allow, 39 ns with two goroutines, against 77 and 59 ns when
@@ -72,8 +72,8 @@ type Bucket struct {
 	// and must not be called with it held.
 	mu sync.Mutex
 
-	tat      float64    // theoretical arrival time while fast == slowPath
-	clock    float64    // the latest time the mutex has seen; see ownAtLocked
+	tat      instant    // theoretical arrival time while fast == slowPath
+	clock    instant    // the latest time the mutex has seen; see ownAtLocked
 	limit    rate.Limit // current rate; rate.Inf: none
 	burst    int
 	auto     bool       // burst follows limit (Config.Burst was zero)
@@ -85,8 +85,8 @@ type Bucket struct {
 	// cfgFlights is Config.MaxInFlight, srvFlights the server's
 	// concurrency quota; 0: none. flightCap is the least of them.
 	cfgFlights, srvFlights int64
-	hold                   float64 // nothing is admitted before this instant (cooldown)
-	holdFrom               float64 // when the current hold began; holds are capped from there
+	hold                   instant // nothing is admitted before this instant (cooldown); the zero instant, past: none
+	holdFrom               instant // when the current hold began; holds are capped from there
 	probe                  bool    // a hold ended: the first admission after it goes alone
 	q                      queue
 	timer                  *time.Timer // wakes the queue's head; created on first use
@@ -96,12 +96,14 @@ type Bucket struct {
 	// end.
 	learning  bool
 	probing   int
-	probeSent float64 // when the latest probe went out
-	// The server model's cap (see plan): before capEnd, no admission beyond
-	// sequence number capBase + capGrow·(t − capAt).
-	capBase, capAt, capGrow, capEnd, capRef float64
-	capBehind                               float64 // admitted before capRef, unanswered
-	maxCooldown                             float64 // nanoseconds
+	probeSent instant // when the latest probe went out
+	// The server model's cap (see plan): while capOn, before capEnd, no
+	// admission beyond sequence number capBase + capGrow·(t − capAt).
+	capOn                    bool
+	capAt, capEnd            instant
+	capBase, capGrow, capRef float64
+	capBehind                float64 // admitted before capRef, unanswered
+	maxCooldown              float64 // nanoseconds
 
 	model  model // what the server has said; see model.go
 	shared       // the state of a bucket kept in a Store; see shared.go
@@ -121,8 +123,16 @@ type Bucket struct {
 	stats    counters
 }
 
-// slowPath in Bucket.fast says that the mutex owns the state.
-const slowPath = ^uint64(0)
+// maxTau bounds the tau of a bucket whose state the lock-free path may hold,
+// so that its instant arithmetic cannot overflow: about 36 years. A bucket
+// whose burst takes longer to refill keeps to the mutex, which decides the
+// same.
+const maxTau = horizon / 4
+
+// slowPath in Bucket.fast says that the mutex owns the state: the bits of
+// never, which no admission reaches (tau, the furthest a tat may run ahead,
+// is finite).
+const slowPath = uint64(never)
 
 // NewBucket returns a bucket configured by c. A bucket with an explicit
 // Burst starts full: it admits Burst requests at once. One told its Limit
@@ -136,7 +146,7 @@ func NewBucket(c Config) *Bucket { return newBucket(c, time.Now(), 0) }
 // on it: a Transport's buckets share its clock, so that one reading serves
 // the lookup of a request's bucket and its admission (a bucket made after
 // that reading must already be full at it).
-func newBucket(c Config, epoch time.Time, now float64) *Bucket {
+func newBucket(c Config, epoch time.Time, now instant) *Bucket {
 	b := &Bucket{epoch: epoch, maxQueue: c.MaxQueue, maxWait: math.Inf(1)}
 	b.q.init(c.Aging)
 	if b.maxQueue == 0 {
@@ -206,10 +216,13 @@ func defaultBurst(limit rate.Limit) int {
 }
 
 // now returns the bucket's clock: nanoseconds since epoch, monotonic.
-func (b *Bucket) now() float64 { return float64(time.Since(b.epoch)) }
+func (b *Bucket) now() instant { return sinceEpoch(time.Since(b.epoch)) }
 
-// at converts an instant to the bucket's clock.
-func (b *Bucket) at(t time.Time) float64 { return float64(t.Sub(b.epoch)) }
+// at converts a time to an instant on the bucket's clock.
+func (b *Bucket) at(t time.Time) instant { return sinceEpoch(t.Sub(b.epoch)) }
+
+// wall converts an instant on the bucket's clock to a time.
+func (b *Bucket) wall(t instant) time.Time { return b.epoch.Add(time.Duration(t)) }
 
 // Allow reports whether a request may happen now, and takes a token if so.
 // Allow is shorthand for AllowN(1).
@@ -226,7 +239,7 @@ func (b *Bucket) AllowN(n int) bool {
 // allowAt is AllowN at now, a reading of the bucket's clock. It also returns
 // the time the decision was made at: now, or later if the mutex had seen a
 // later time.
-func (b *Bucket) allowAt(n int, now float64) (bool, float64) {
+func (b *Bucket) allowAt(n int, now instant) (bool, instant) {
 	if n <= 0 {
 		return n == 0, now
 	}
@@ -243,18 +256,23 @@ func (b *Bucket) allowAt(n int, now float64) (bool, float64) {
 			b.countAdmission(n)
 			return true, now
 		}
-		next := max(math.Float64frombits(w), now) + float64(n)*iv
-		if next-now > math.Float64frombits(b.tau.Load()) {
+		// The tat advances by whole nanoseconds, rounded up (see
+		// takeLocked); the nanosecond of slack allows for that rounding.
+		// Plain arithmetic, not sub and add (BenchmarkAllow: add is not
+		// inlined): both instants are finite, fast never holding never,
+		// and d is at most tau + 1, below maxTau (see releaseLocked).
+		tat, d := max(instant(w), now), float64(n)*iv
+		if float64(tat-now)+d > math.Float64frombits(b.tau.Load())+1 {
 			return false, now
 		}
-		if b.fast.CompareAndSwap(w, math.Float64bits(next)) {
+		if b.fast.CompareAndSwap(w, uint64(tat+instant(math.Ceil(d)))) {
 			b.countAdmission(n)
 			return true, now
 		}
 	}
 }
 
-func (b *Bucket) allowSlow(n int, now float64) (bool, float64) {
+func (b *Bucket) allowSlow(n int, now instant) (bool, instant) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now = b.ownAtLocked(now)
@@ -267,28 +285,28 @@ func (b *Bucket) allowSlow(n int, now float64) (bool, float64) {
 
 // ownLocked makes the mutex the owner of the state and returns the time. Every
 // ownLocked is paired with a releaseLocked.
-func (b *Bucket) ownLocked() float64 { return b.ownAtLocked(b.now()) }
+func (b *Bucket) ownLocked() instant { return b.ownAtLocked(b.now()) }
 
 // ownAtLocked is ownLocked with a reading of the clock taken before b.mu
 // was acquired.
 // Another caller may have taken a later reading and the lock first: the
 // time the state sees never goes back.
-func (b *Bucket) ownAtLocked(now float64) float64 {
+func (b *Bucket) ownAtLocked(now instant) instant {
 	// Only lock-free admissions change fast, and only from a value other
 	// than slowPath: if it holds slowPath, the mutex owns the state already
 	// and the swap (a locked instruction) is not needed.
 	if b.fast.Load() != slowPath {
 		if w := b.fast.Swap(slowPath); w != slowPath {
-			b.tat = math.Float64frombits(w)
+			b.tat = instant(w)
 		}
 	}
 	now = max(now, b.clock)
 	b.clock = now
-	if b.probe && now >= b.hold || now >= b.capEnd && b.capEnd != 0 {
+	if b.probe && now >= b.hold || b.capOn && now >= b.capEnd {
 		// After a cooldown, and when the window a cap was for has ended,
 		// one request goes first: its answer tells whether the server is
 		// ready for more, and how much.
-		b.probe, b.capEnd = false, 0
+		b.probe, b.capOn = false, false
 		b.learning, b.probing = true, 0
 	}
 	return now
@@ -296,10 +314,10 @@ func (b *Bucket) ownAtLocked(now float64) float64 {
 
 // releaseLocked hands the state back to the lock-free path when nothing needs
 // the mutex's judgement: nobody queued, no cooldown, no cap from the server, no
-// store.
-func (b *Bucket) releaseLocked(now float64) {
-	if b.q.len == 0 && now >= b.hold && !b.learning && b.capEnd == 0 && b.store == nil {
-		b.fast.Store(math.Float64bits(b.tat))
+// store, and a burst that refills within maxTau.
+func (b *Bucket) releaseLocked(now instant) {
+	if b.q.len == 0 && now >= b.hold && !b.learning && !b.capOn && b.store == nil && math.Float64frombits(b.tau.Load()) < maxTau {
+		b.fast.Store(uint64(b.tat))
 	}
 }
 
@@ -331,11 +349,18 @@ func (b *Bucket) iv() float64 {
 	}
 	// A finite interval keeps every comparison meaningful: a rate so slow
 	// that a token takes longer than maxInterval is treated as that slow.
-	return min(float64(time.Second)/float64(b.limit), maxInterval)
+	// One so fast that a token takes less than the clock's nanosecond is
+	// treated as a token a nanosecond: a tat that advances by whole
+	// nanoseconds would otherwise count a nanosecond as many tokens.
+	return min(max(float64(time.Second)/float64(b.limit), minInterval), maxInterval)
 }
 
-// maxInterval bounds the interval between tokens: about 11.6 days.
-const maxInterval = 1e15
+// The bounds of the interval between tokens: a nanosecond (a billion
+// tokens a second), and about 11.6 days.
+const (
+	minInterval = 1
+	maxInterval = 1e15
+)
 
 // normLimit maps a rate to what the bucket keeps: rate.Inf for any infinite
 // or huge rate, 0 (not known) for zero, negative and NaN rates.
@@ -349,8 +374,8 @@ func normLimit(l rate.Limit) rate.Limit {
 	return l
 }
 
-// dur converts nanoseconds on the bucket's clock to a Duration, clamped to
-// [0, maxDur] so that no conversion overflows.
+// dur converts nanoseconds to a Duration, clamped to [0, maxDur] so that no
+// conversion overflows.
 func dur(ns float64) time.Duration {
 	return time.Duration(min(max(ns, 0), maxDur))
 }
@@ -360,7 +385,7 @@ const maxDur = float64(1 << 62)
 
 // tokensAtLocked returns the tokens at now, which may be negative after a
 // correction. It requires the state owned.
-func (b *Bucket) tokensAtLocked(now float64) float64 {
+func (b *Bucket) tokensAtLocked(now instant) float64 {
 	iv := b.iv()
 	if iv == 0 {
 		return float64(b.burst)
@@ -368,22 +393,22 @@ func (b *Bucket) tokensAtLocked(now float64) float64 {
 	if math.IsInf(iv, 1) {
 		return 0
 	}
-	return min(float64(b.burst), float64(b.burst)-(b.tat-now)/iv)
+	return min(float64(b.burst), float64(b.burst)-b.tat.sub(now)/iv)
 }
 
 // setTokensLocked sets the tokens at now. It requires the state owned.
-func (b *Bucket) setTokensLocked(now, tokens float64) {
+func (b *Bucket) setTokensLocked(now instant, tokens float64) {
 	iv := b.iv()
 	if iv == 0 || math.IsInf(iv, 1) {
 		b.tat = now
 		return
 	}
-	b.tat = now + (float64(b.burst)-tokens)*iv
+	b.tat = now.add((float64(b.burst) - tokens) * iv)
 }
 
 // takeLocked takes n tokens at now if they are there and returns the sequence
 // number of the admission, 0 if it was refused. It requires the state owned.
-func (b *Bucket) takeLocked(now float64, n int) uint64 {
+func (b *Bucket) takeLocked(now instant, n int) uint64 {
 	if b.learning && b.probing > 0 && now < b.probeLostLocked() {
 		return 0 // one request at a time goes out to learn the quota
 	}
@@ -392,10 +417,13 @@ func (b *Bucket) takeLocked(now float64, n int) uint64 {
 	}
 	iv := b.iv()
 	if iv != 0 {
-		if b.readyAtLocked(now, n) > now+1 { // 1ns of slack absorbs the timer's rounding
+		if b.readyAtLocked(now, n) > now+1 { // 1ns of slack absorbs the tat's rounding
 			return 0
 		}
-		b.tat = max(b.tat, now) + float64(n)*iv
+		// Rounded up to the nanosecond, so that no rate, however high,
+		// admits more than its interval allows; at most one nanosecond
+		// late per admission, and the slack above gives it back.
+		b.tat = max(b.tat, now).add(math.Ceil(float64(n) * iv))
 	}
 	if b.learning {
 		b.probing++
@@ -408,11 +436,11 @@ func (b *Bucket) takeLocked(now float64, n int) uint64 {
 // that another goes: a few of the server's latencies after it was sent. Before
 // the first answer nothing is given up: the callers wait for it, bounded by
 // their MaxWait.
-func (b *Bucket) probeLostLocked() float64 {
+func (b *Bucket) probeLostLocked() instant {
 	if !b.model.answered {
-		return math.Inf(1)
+		return never
 	}
-	return b.probeSent + min(max(4*b.model.latency, minProbeWait), maxProbeWait)
+	return b.probeSent.add(min(max(4*b.model.latency, minProbeWait), maxProbeWait))
 }
 
 // The bounds of how long a probe's answer is waited for.
@@ -431,16 +459,17 @@ func (b *Bucket) countAdmission(n int) uint64 {
 }
 
 // readyAtLocked returns when the bucket will hold n tokens beyond those it
-// holds now, ignoring the cooldown: +Inf if never. It requires the state owned.
-func (b *Bucket) readyAtLocked(now float64, n int) float64 {
+// holds now, ignoring the cooldown: never if never. It requires the state
+// owned.
+func (b *Bucket) readyAtLocked(now instant, n int) instant {
 	iv := b.iv()
 	switch {
 	case iv == 0:
 		return now
 	case math.IsInf(iv, 1):
-		return math.Inf(1)
+		return never
 	}
-	return max(b.tat, now) - iv*float64(b.burst) + float64(n)*iv
+	return max(b.tat, now).add(float64(n)*iv - iv*float64(b.burst))
 }
 
 // count returns the tokens admitted since the bucket was made: the sequence
@@ -461,9 +490,9 @@ func (b *Bucket) Tokens() float64 {
 }
 
 // tokensNowLocked is Tokens at now. It requires the state owned.
-func (b *Bucket) tokensNowLocked(now float64) float64 {
+func (b *Bucket) tokensNowLocked(now instant) float64 {
 	t := b.tokensAtLocked(now)
-	if now < b.capEnd {
+	if b.capOn && now < b.capEnd {
 		t = min(t, b.capLeftLocked(now))
 	}
 	if b.learning && b.model.answered {
@@ -537,7 +566,7 @@ func (b *Bucket) SetBurst(burst int) {
 
 // setParamsLocked changes limit and burst, keeping the tokens. It requires the
 // state owned.
-func (b *Bucket) setParamsLocked(now float64, limit rate.Limit, burst int) {
+func (b *Bucket) setParamsLocked(now instant, limit rate.Limit, burst int) {
 	tokens := b.tokensAtLocked(now)
 	if b.limit == rate.Inf {
 		tokens = math.Inf(1) // a finite limit starts full

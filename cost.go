@@ -159,7 +159,7 @@ func (t *Transport) cost(req *http.Request) (int, *cost) {
 // begin admits a request of cost n to b and records the admission in cc,
 // the context's cost (nil: none). With Meters (g not nil), the request takes
 // its cost of each Meter's bucket too, all at once, in key's gate.
-func (t *Transport) begin(ctx context.Context, b *Bucket, n int, cc *cost, now float64, g *gate, ms []meterCost) (admission, error) {
+func (t *Transport) begin(ctx context.Context, b *Bucket, n int, cc *cost, now instant, g *gate, ms []meterCost) (admission, error) {
 	if n < 0 {
 		return admission{}, fmt.Errorf("%w: %d tokens", ErrBadCost, n)
 	}
@@ -183,7 +183,7 @@ func (t *Transport) begin(ctx context.Context, b *Bucket, n int, cc *cost, now f
 }
 
 // begin1 admits a request of cost n to b alone, as begin does.
-func (t *Transport) begin1(ctx context.Context, b *Bucket, n int, cc *cost, now float64) (Flight, error) {
+func (t *Transport) begin1(ctx context.Context, b *Bucket, n int, cc *cost, now instant) (Flight, error) {
 	f, err := b.beginAt(ctx, n, now)
 	if err == nil && cc != nil {
 		cc.admitted(b)

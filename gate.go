@@ -3,7 +3,6 @@ package throttle
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync"
 	"time"
 )
@@ -25,9 +24,9 @@ type gate struct {
 type gateWaiter struct {
 	bs        []*Bucket
 	costs     []int
-	since     float64 // when it joined the queue, on the buckets' clock
-	predicted float64 // when it was planned to be served, as it joined
-	deadline  float64 // the buckets' clock; +Inf: none
+	since     instant // when it joined the queue, on the buckets' clock
+	predicted instant // when it was planned to be served, as it joined
+	deadline  instant // never: none
 	byCtx     bool
 	turn      chan struct{} // buffered: it became the head
 }
@@ -56,7 +55,7 @@ func poke(c chan struct{}) {
 // it returns the flights in the order of bs, or fails as [Bucket.WaitN]
 // does. bs[0] is the key's bucket, whose MaxQueue and MaxWait bound the
 // queue and whose stats count the refusals.
-func (g *gate) begin(ctx context.Context, bs []*Bucket, costs []int, now float64) ([]Flight, error) {
+func (g *gate) begin(ctx context.Context, bs []*Bucket, costs []int, now instant) ([]Flight, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("throttle: wait: %w", err)
 	}
@@ -66,7 +65,7 @@ func (g *gate) begin(ctx context.Context, bs []*Bucket, costs []int, now float64
 		}
 	}
 	g.mu.Lock()
-	w := &gateWaiter{bs: bs, costs: costs, since: now, deadline: now + bs[0].maxWait, turn: make(chan struct{}, 1)}
+	w := &gateWaiter{bs: bs, costs: costs, since: now, deadline: now.add(bs[0].maxWait), turn: make(chan struct{}, 1)}
 	if d, ok := ctx.Deadline(); ok {
 		if at := bs[0].at(d); at < w.deadline {
 			w.deadline, w.byCtx = at, true
@@ -84,7 +83,7 @@ func (g *gate) begin(ctx context.Context, bs []*Bucket, costs []int, now float64
 		err = fmt.Errorf("%w: %d callers waiting", ErrQueueFull, len(g.q))
 	default:
 		if w.predicted = g.plannedLocked(now, w); w.predicted > w.deadline {
-			err = tooLong(w.predicted-now, w.deadline-now, w.byCtx)
+			err = tooLong(w.predicted.sub(now), w.deadline.sub(now), w.byCtx)
 		}
 	}
 	if err != nil {
@@ -103,7 +102,7 @@ func (g *gate) begin(ctx context.Context, bs []*Bucket, costs []int, now float64
 // its cost, those of the waiters ahead counted. A wait that only an answer
 // ends (a probe, a full in-flight count) is taken as none: such a waiter
 // is refused at its deadline instead. It requires g.mu held.
-func (g *gate) plannedLocked(now float64, w *gateWaiter) float64 {
+func (g *gate) plannedLocked(now instant, w *gateWaiter) instant {
 	at := now
 	for i, b := range w.bs {
 		n := w.costs[i]
@@ -127,7 +126,7 @@ func (g *gate) predict(b *Bucket, n int, ms []meterCost) time.Duration {
 	now := b.now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return dur(g.plannedLocked(now, w) - now)
+	return dur(g.plannedLocked(now, w).sub(now))
 }
 
 // wait sleeps until w is granted or refused, serving it when it is the
@@ -154,10 +153,10 @@ func (g *gate) wait(ctx context.Context, w *gateWaiter) ([]Flight, error) {
 				w.bs[0].gateWaited(ctx, w, now, nil)
 				return fs, nil
 			case err != nil:
-			case at > w.deadline && !math.IsInf(at, 1): // +Inf: an answer tells
-				err = tooLong(at-now, w.deadline-now, w.byCtx)
+			case at > w.deadline && at != never: // never: an answer tells
+				err = tooLong(at.sub(now), w.deadline.sub(now), w.byCtx)
 			case now >= w.deadline:
-				err = unplannedTooLong(w.deadline-w.since, w.byCtx)
+				err = unplannedTooLong(w.deadline.sub(w.since), w.byCtx)
 			}
 			if err != nil {
 				g.leaveLocked(w)
@@ -169,8 +168,8 @@ func (g *gate) wait(ctx context.Context, w *gateWaiter) ([]Flight, error) {
 			kick, wake = g.kick, min(at, w.deadline)
 		}
 		var fire <-chan time.Time
-		if d := wake - w.bs[0].now(); !math.IsInf(wake, 1) && d < maxDur {
-			d = math.Ceil(max(d, 0))
+		if d := wake.sub(w.bs[0].now()); d < maxDur {
+			d = max(d, 0)
 			if timer == nil {
 				timer = time.NewTimer(dur(d))
 			} else {
@@ -187,7 +186,7 @@ func (g *gate) wait(ctx context.Context, w *gateWaiter) ([]Flight, error) {
 				g.mu.Lock()
 				g.leaveLocked(w)
 				g.mu.Unlock()
-				err := unplannedTooLong(w.deadline-w.since, w.byCtx)
+				err := unplannedTooLong(w.deadline.sub(w.since), w.byCtx)
 				w.bs[0].gateWaited(ctx, w, w.bs[0].now(), err)
 				return nil, w.bs[0].refused(err)
 			}
@@ -217,11 +216,11 @@ func (g *gate) leaveLocked(w *gateWaiter) {
 
 // takeAll takes costs[i] of every bs[i] at now, under all their locks, if
 // every one can give it now: the flights, in the order of bs. Otherwise it
-// takes nothing and returns when the latest of them can, +Inf if only an
+// takes nothing and returns when the latest of them can, never if only an
 // answer tells; or an error if a cost no longer fits its bucket's burst
 // (one learned since). The locks are taken in the order of bs, under the
 // gate's.
-func takeAll(ctx context.Context, bs []*Bucket, costs []int, now float64) ([]Flight, float64, error) {
+func takeAll(ctx context.Context, bs []*Bucket, costs []int, now instant) ([]Flight, instant, error) {
 	for _, b := range bs {
 		b.mu.Lock()
 		now = b.ownAtLocked(now)
@@ -264,12 +263,12 @@ func takeAll(ctx context.Context, bs []*Bucket, costs []int, now float64) ([]Fli
 }
 
 // gateAtLocked returns when b can take n for a gate's head: now if it can
-// at once, +Inf if only an answer tells (a probe out, the in-flight count
+// at once, never if only an answer tells (a probe out, the in-flight count
 // full). It requires the state owned.
-func (b *Bucket) gateAtLocked(now float64, n int) float64 {
+func (b *Bucket) gateAtLocked(now instant, n int) instant {
 	switch {
 	case b.flightsFull():
-		return math.Inf(1)
+		return never
 	case n == 0:
 		return now
 	}
@@ -284,7 +283,7 @@ func (b *Bucket) gateAtLocked(now float64, n int) float64 {
 }
 
 // planned is plannedLocked for a gate: when b holds n tokens.
-func (b *Bucket) planned(now float64, n int) float64 {
+func (b *Bucket) planned(now instant, n int) instant {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now = b.ownAtLocked(now)
@@ -315,8 +314,8 @@ func (b *Bucket) refused(err error) error {
 // b is the key's bucket, that ended at now with err (nil: served): as a wait
 // of b's own queue would be, in its stats, its events (EventWait) and its
 // Trace.
-func (b *Bucket) gateWaited(ctx context.Context, w *gateWaiter, now float64, err error) {
-	d := max(now-w.since, 0)
+func (b *Bucket) gateWaited(ctx context.Context, w *gateWaiter, now instant, err error) {
+	d := max(now.sub(w.since), 0)
 	if err == nil && d > 0 {
 		defer b.emit()
 		b.mu.Lock()
@@ -330,7 +329,7 @@ func (b *Bucket) gateWaited(ctx context.Context, w *gateWaiter, now float64, err
 	if b.trace != nil && b.trace.Waited != nil && (d > 0 || err != nil) {
 		b.trace.Waited(ctx, WaitInfo{
 			Name: b.name, N: w.costs[0], Reason: WaitRate, Err: err,
-			Predicted: dur(max(w.predicted-w.since, 0)), Waited: dur(d),
+			Predicted: dur(max(w.predicted.sub(w.since), 0)), Waited: dur(d),
 		})
 	}
 }

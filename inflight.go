@@ -28,7 +28,7 @@ func (b *Bucket) flightsFull() bool {
 // limitFlightsLocked records the concurrency quota a server states (limit
 // requests in flight at once; < 1: not stated) and re-plans. It requires
 // the state owned.
-func (b *Bucket) limitFlightsLocked(now, limit float64) {
+func (b *Bucket) limitFlightsLocked(now instant, limit float64) {
 	if limit < 1 {
 		return
 	}

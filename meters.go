@@ -63,7 +63,7 @@ func (a admission) done(resp *http.Response) {
 // arrived (at on the buckets' clock): each learns from its own quota's
 // headers. Each flight leaves a as it is ended, so that if an event hook
 // panics, the caller's deferred a.done ends the others.
-func (a *admission) answerMeters(resp *http.Response, arrived time.Time, at float64, ms []Meter) {
+func (a *admission) answerMeters(resp *http.Response, arrived time.Time, at instant, ms []Meter) {
 	var all []Quota // ParseQuotas, once
 	for i, f := range a.meters {
 		a.meters[i] = Flight{}

@@ -34,7 +34,7 @@ const (
 // the request's actual cost is known.
 type Flight struct {
 	b    *Bucket
-	sent float64         // when it was admitted, on the bucket's clock
+	sent instant         // when it was admitted
 	seq  float64         // its sequence number among the bucket's admissions
 	ctx  context.Context // Begin's, for Config.Trace
 	cost int             // the tokens it has taken: BeginN's n, then what Settle said
@@ -57,7 +57,7 @@ func (b *Bucket) BeginN(ctx context.Context, n int) (Flight, error) {
 }
 
 // beginAt is BeginN with a reading of the bucket's clock taken just before.
-func (b *Bucket) beginAt(ctx context.Context, n int, now float64) (Flight, error) {
+func (b *Bucket) beginAt(ctx context.Context, n int, now instant) (Flight, error) {
 	sent, seq, err := b.waitAt(ctx, n, now, true)
 	if err != nil {
 		return Flight{}, err
@@ -95,7 +95,7 @@ func (f Flight) DoneQuota(status int, q Quota) {
 
 // doneAt is DoneQuota for an answer that arrived at now, on the bucket's
 // clock.
-func (f Flight) doneAt(status int, q Quota, now float64) {
+func (f Flight) doneAt(status int, q Quota, now instant) {
 	if f.b == nil {
 		return
 	}
@@ -132,7 +132,7 @@ func (b *Bucket) ObserveQuota(status int, q Quota) {
 
 // observe folds one answer, which arrived at now, into the bucket. f is the
 // request's flight, nil when not known.
-func (b *Bucket) observe(status int, q Quota, f *Flight, now float64) {
+func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 	defer b.emit()
 	b.mu.Lock()
 	now = b.ownAtLocked(now)
@@ -143,11 +143,11 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now float64) {
 		b.limitFlightsLocked(now, q.Limit)
 		q.Limit, q.Remaining, q.Reset, q.Window = notStated, notStated, time.Time{}, 0
 	}
-	o := observation{arrived: now, status: status, q: q, admitted: float64(b.count())}
+	o := observation{arrived: float64(now), status: status, q: q, admitted: float64(b.count())}
 	if f != nil {
 		for v := b.inflight.Load(); v > 0 && !b.inflight.CompareAndSwap(v, v-1); v = b.inflight.Load() {
 		} // never below zero, even if a Flight is Done twice
-		o.seq, o.sent = f.seq, f.sent
+		o.seq, o.sent = f.seq, float64(f.sent)
 		// Of those in flight, the ones admitted after this request are at
 		// most admitted − seq; any more were admitted before it.
 		o.behind = max(float64(b.inflight.Load())-(o.admitted-o.seq), 0)
@@ -155,7 +155,7 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now float64) {
 			b.capBehind-- // one the cap took as not yet counted is answered
 		}
 	} else {
-		o.seq, o.sent = o.admitted-float64(b.inflight.Load()), now
+		o.seq, o.sent = o.admitted-float64(b.inflight.Load()), float64(now)
 	}
 	if b.learning {
 		b.probing = max(b.probing-1, 0)
@@ -165,8 +165,8 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now float64) {
 	}
 	if status != 0 { // no response: nothing was learned
 		if !q.Reset.IsZero() {
-			o.reset = max(b.at(q.Reset), 1) // 0 says "not stated"
-			o.coarse = q.Reset.Nanosecond() == 0 || wholeSeconds(o.reset-now)
+			o.reset = max(float64(b.at(q.Reset)), 1) // 0 says "not stated"
+			o.coarse = q.Reset.Nanosecond() == 0 || wholeSeconds(o.reset-float64(now))
 		}
 		b.applyLocked(now, b.model.observe(o))
 	}
@@ -187,10 +187,10 @@ func wholeSeconds(ns float64) bool {
 
 // applyLocked makes the gate enforce the model's plan. It requires the state
 // owned.
-func (b *Bucket) applyLocked(now float64, p plan) {
-	if p.capEnd > now {
+func (b *Bucket) applyLocked(now instant, p plan) {
+	if p.capEnd > float64(now) {
 		// A correction: the server allows less than the bucket would admit.
-		if tokens, left := b.tokensNowLocked(now), p.capSeq(now)-float64(b.count())-p.capBehind; left < tokens {
+		if tokens, left := b.tokensNowLocked(now), p.capSeq(float64(now))-float64(b.count())-p.capBehind; left < tokens {
 			b.stats.corrections++
 			if b.limit != rate.Inf {
 				b.stats.drift = tokens - left // a bucket with no local limit yet had no estimate
@@ -210,20 +210,20 @@ func (b *Bucket) applyLocked(now float64, p plan) {
 	if p.capRef != b.capRef {
 		b.capBehind = p.capBehind
 	}
-	b.capBase, b.capAt, b.capGrow, b.capEnd, b.capRef = p.capBase, p.capAt, p.capGrow, p.capEnd, p.capRef
-	if b.store != nil && p.capEnd > now {
+	b.capOn, b.capBase, b.capAt, b.capGrow, b.capEnd, b.capRef = p.capEnd != 0, p.capBase, toInstant(p.capAt), p.capGrow, toInstant(p.capEnd), p.capRef
+	if b.store != nil && b.capOn && b.capEnd > now {
 		// Only lower the shared tokens: this process's count leaves out
 		// the other processes', so a raise could overshoot; the rate
 		// refills the store. The store, not the cap, is a shared bucket's
 		// budget: a spent cap becomes a hold, which the store shares.
 		left := b.capLeftLocked(now)
 		b.corr.SetTokens, b.corr.Tokens, b.corrReady = true, left, true
-		if left < 1 && !math.IsInf(p.capEnd, 1) {
-			b.holdUntilLocked(now, p.capEnd)
+		if left < 1 && b.capEnd != never {
+			b.holdUntilLocked(now, b.capEnd)
 		}
 	}
-	if p.hold > now {
-		b.holdUntilLocked(now, p.hold)
+	if p.hold > float64(now) {
+		b.holdUntilLocked(now, toInstant(p.hold))
 	}
 	if p.alone {
 		b.learning, b.probing = true, 0
@@ -233,32 +233,33 @@ func (b *Bucket) applyLocked(now float64, p plan) {
 // capLeftLocked is how many more the cap admits at now: up to its highest
 // sequence number, less capBehind, the requests admitted before the answered
 // one and still unanswered (the server may not have counted them yet).
-func (b *Bucket) capLeftLocked(now float64) float64 {
-	return b.capBase + b.capGrow*max(now-b.capAt, 0) - float64(b.count()) - b.capBehind
+func (b *Bucket) capLeftLocked(now instant) float64 {
+	return b.capBase + b.capGrow*max(now.sub(b.capAt), 0) - float64(b.count()) - b.capBehind
 }
 
 // cappedLocked reports whether the cap refuses n more admissions at now.
-func (b *Bucket) cappedLocked(now float64, n int) bool {
-	return now < b.capEnd && float64(n) > b.capLeftLocked(now)+1e-9
+func (b *Bucket) cappedLocked(now instant, n int) bool {
+	return b.capOn && now < b.capEnd && float64(n) > b.capLeftLocked(now)+1e-9
 }
 
 // capFreeLocked returns when the cap admits n more (those queued ahead counted
-// in n), +Inf if only its end does.
-func (b *Bucket) capFreeLocked(now float64, n int) float64 {
+// in n), never if only its end does and it has none.
+func (b *Bucket) capFreeLocked(now instant, n int) instant {
 	need := float64(n) - b.capLeftLocked(now)
-	if need <= 1e-9 || now >= b.capEnd {
+	if need <= 1e-9 || !b.capOn || now >= b.capEnd {
 		return now
 	}
 	at := b.capEnd
 	if b.capGrow > 0 {
-		at = min(at, now+need/b.capGrow)
+		// Rounded up: a timer set for it finds the cap grown enough.
+		at = min(at, now.add(math.Ceil(need/b.capGrow)))
 	}
 	return at
 }
 
 // setLimitLocked sets the rate, bounded by the configured ceiling, keeping the
 // tokens. It requires the state owned.
-func (b *Bucket) setLimitLocked(now float64, r rate.Limit) {
+func (b *Bucket) setLimitLocked(now instant, r rate.Limit) {
 	if r = normLimit(r); r == 0 {
 		return
 	}
@@ -273,17 +274,17 @@ func (b *Bucket) setLimitLocked(now float64, r rate.Limit) {
 // holdUntilLocked holds every caller until t, capped by MaxCooldown; the first
 // request after the hold goes alone and the others wait for its answer. It
 // requires the state owned.
-func (b *Bucket) holdUntilLocked(now, t float64) {
+func (b *Bucket) holdUntilLocked(now, t instant) {
 	if now >= b.hold {
 		b.holdFrom = now
 	}
-	t = min(t, b.holdFrom+b.maxCooldown)
+	t = min(t, b.holdFrom.add(b.maxCooldown))
 	if t <= b.hold {
 		return
 	}
 	if now >= b.hold {
 		b.stats.cooldowns++
-		b.noteLocked(Event{Kind: EventCooldown, Until: b.epoch.Add(time.Duration(t))})
+		b.noteLocked(Event{Kind: EventCooldown, Until: b.wall(t)})
 	}
 	b.hold, b.probe = t, true
 	if b.store != nil {

@@ -121,10 +121,10 @@ func (q *queue) init(aging time.Duration) {
 // age moves up the waiters that have waited long enough to rise a level,
 // so that the levels hold the order of service at now. Each level's
 // oldest rises first; a waiter rises at most levels−1 times.
-func (q *queue) age(now float64) {
+func (q *queue) age(now instant) {
 	for i := range levels - 1 {
 		l := &q.lv[i]
-		for w := l.head; w != nil && now >= w.since+float64(i+1-int(w.base))*q.aging; w = l.head {
+		for w := l.head; w != nil && now >= w.since.add(float64(i+1-int(w.base))*q.aging); w = l.head {
 			up := &q.lv[i+1]
 			up.slack = min(up.slack, l.slack) // before unlink resets an emptied level's
 			l.unlink(w)

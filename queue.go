@@ -13,9 +13,9 @@ import (
 type waiter struct {
 	n          int
 	seq        uint64  // the admission's sequence number, once granted
-	since      float64 // when it joined the queue
-	waited     float64 // once granted: how long it waited
-	deadline   float64 // bucket clock; +Inf: none
+	since      instant // when it joined the queue
+	waited     float64 // once granted: how long it waited, in nanoseconds
+	deadline   instant // never: none
 	ready      chan struct{}
 	turn       chan struct{} // with a Store: the head is to ask the store (again)
 	prev, next *waiter       // in its level
@@ -116,7 +116,7 @@ func (b *Bucket) WaitN(ctx context.Context, n int) error {
 // the admission's sequence number. With flight the admission is counted in
 // flight (Begin) in the same step as it is granted, so that nobody sees it
 // admitted and not in flight.
-func (b *Bucket) waitAt(ctx context.Context, n int, now float64, flight bool) (float64, uint64, error) {
+func (b *Bucket) waitAt(ctx context.Context, n int, now instant, flight bool) (instant, uint64, error) {
 	if n < 0 {
 		return now, 0, fmt.Errorf("throttle: WaitN: negative n (%d)", n)
 	}
@@ -186,7 +186,7 @@ func (b *Bucket) refusedLocked(err error) {
 // enqueueLocked admits a caller asking for n tokens: it grants them at once
 // (nil, the sequence number, nil), refuses (nil, 0, err), or queues the caller.
 // It requires the state owned.
-func (b *Bucket) enqueueLocked(ctx context.Context, now float64, n int, flight bool) (*waiter, uint64, error) {
+func (b *Bucket) enqueueLocked(ctx context.Context, now instant, n int, flight bool) (*waiter, uint64, error) {
 	b.q.age(now)
 	if lv := PriorityFrom(ctx).level(); b.q.ahead(lv) == 0 && now >= b.hold && !(flight && b.flightsFull()) {
 		if seq, ok := b.admitNowLocked(now, n); ok {
@@ -207,7 +207,7 @@ func (b *Bucket) enqueueLocked(ctx context.Context, now float64, n int, flight b
 // admitLocked queues a caller asking for n tokens, or refuses it; flight says
 // that it is to be counted in flight when granted. It requires the state
 // owned.
-func (b *Bucket) admitLocked(ctx context.Context, now float64, n int, flight bool) (*waiter, error) {
+func (b *Bucket) admitLocked(ctx context.Context, now instant, n int, flight bool) (*waiter, error) {
 	if err := b.fitsLocked(now, n); err != nil {
 		return nil, err
 	}
@@ -224,7 +224,7 @@ func (b *Bucket) admitLocked(ctx context.Context, now float64, n int, flight boo
 			return nil, fmt.Errorf("%w: %d callers waiting", ErrQueueFull, b.q.len)
 		}
 	}
-	deadline, byCtx := now+b.maxWait, false
+	deadline, byCtx := now.add(b.maxWait), false
 	if d, ok := ctx.Deadline(); ok {
 		if at := b.at(d); at < deadline {
 			deadline, byCtx = at, true
@@ -233,7 +233,7 @@ func (b *Bucket) admitLocked(ctx context.Context, now float64, n int, flight boo
 	ahead := b.q.ahead(lv)
 	at := b.plannedLocked(now, ahead+n)
 	if at > deadline {
-		return nil, tooLong(at-now, deadline-now, byCtx)
+		return nil, tooLong(at.sub(now), deadline.sub(now), byCtx)
 	}
 	if displaced != nil {
 		b.finishLocked(now, displaced, fmt.Errorf("%w: %d callers waiting, displaced by one of higher priority", ErrQueueFull, b.q.len))
@@ -261,7 +261,7 @@ func (b *Bucket) admitLocked(ctx context.Context, now float64, n int, flight boo
 // brings in MaxWait (or MaxCooldown). A bucket with no rate yet (learning)
 // records the cost for the burst it will have. It requires the state
 // owned.
-func (b *Bucket) fitsLocked(now float64, n int) error {
+func (b *Bucket) fitsLocked(now instant, n int) error {
 	if n <= b.burst && b.iv() != 0 || !b.auto && b.iv() == 0 {
 		return nil
 	}
@@ -296,7 +296,7 @@ func (b *Bucket) mostCostLocked() float64 {
 // admitNowLocked admits a caller of n tokens at now if they are there (a
 // cost of 0 takes none) and returns the admission's sequence number. It
 // requires the state owned.
-func (b *Bucket) admitNowLocked(now float64, n int) (uint64, bool) {
+func (b *Bucket) admitNowLocked(now instant, n int) (uint64, bool) {
 	if n == 0 {
 		return b.count(), true
 	}
@@ -309,11 +309,11 @@ func (b *Bucket) admitNowLocked(now float64, n int) (uint64, bool) {
 // Only the levels whose slack may have run out are walked, unless a cooldown or
 // a server's cap is in force, under which waiting changes the plan too. It
 // requires the state owned.
-func (b *Bucket) overtakeLocked(now float64, lv, n int) {
+func (b *Bucket) overtakeLocked(now instant, lv, n int) {
 	if lv == 0 || b.q.ahead(0) == b.q.ahead(lv) || b.store != nil || b.learning {
 		return // nobody below, or nothing plans by the tokens ahead
 	}
-	if now < b.hold || now < b.capEnd {
+	if now < b.hold || b.capOn && now < b.capEnd {
 		b.replanLevelsLocked(now, lv-1)
 		return
 	}
@@ -328,7 +328,7 @@ func (b *Bucket) overtakeLocked(now float64, lv, n int) {
 
 // plannedLocked returns when a caller needing n tokens, counting those of the
 // callers ahead of it, will be served. It requires the state owned.
-func (b *Bucket) plannedLocked(now float64, n int) float64 {
+func (b *Bucket) plannedLocked(now instant, n int) instant {
 	if b.learning && b.probing > 0 || b.store != nil {
 		// Unknown: until the probe's answer, or kept in the store.
 		return max(b.hold, now)
@@ -338,13 +338,13 @@ func (b *Bucket) plannedLocked(now float64, n int) float64 {
 	return max(b.hold, b.readyAtLocked(now, n), b.capFreeLocked(now, n))
 }
 
-// margin is how much later than at a waiter with deadline may be served:
-// +Inf for no deadline, even one planned for never.
-func margin(deadline, at float64) float64 {
-	if math.IsInf(deadline, 1) {
-		return deadline
+// margin is how much later than at a waiter with deadline may be served, in
+// nanoseconds: +Inf for no deadline, even one planned for never.
+func margin(deadline, at instant) float64 {
+	if deadline == never {
+		return math.Inf(1)
 	}
-	return deadline - at
+	return deadline.sub(at)
 }
 
 func tooLong(wait, allowed float64, byCtx bool) error {
@@ -369,7 +369,7 @@ func unplannedTooLong(allowed float64, byCtx bool) error {
 }
 
 // finishLocked removes w from the queue and wakes it with err (nil: granted).
-func (b *Bucket) finishLocked(now float64, w *waiter, err error) {
+func (b *Bucket) finishLocked(now instant, w *waiter, err error) {
 	b.q.remove(w)
 	w.done, w.err = true, err
 	close(w.ready)
@@ -377,17 +377,17 @@ func (b *Bucket) finishLocked(now float64, w *waiter, err error) {
 		b.refusedLocked(err)
 		return
 	}
-	w.waited = now - w.since
+	w.waited = now.sub(w.since)
 	b.stats.waited++
 	b.stats.waitTime += w.waited
-	if now-w.since >= b.slowWait {
+	if w.waited >= b.slowWait {
 		b.noteLocked(Event{Kind: EventWait, Wait: time.Duration(now - w.since)})
 	}
 }
 
 // dispatchLocked serves the head of the queue for as long as the tokens are
 // there, then sets the timer for the next head. It requires the state owned.
-func (b *Bucket) dispatchLocked(now float64) {
+func (b *Bucket) dispatchLocked(now instant) {
 	if b.store != nil {
 		b.signalHeadLocked() // the head asks the store itself
 		return
@@ -412,9 +412,9 @@ func (b *Bucket) dispatchLocked(now float64) {
 // armLocked sets the bucket's timer to wake the queue at its head's planned
 // time. Only the head has a timer, so waking it does not wake everyone. It
 // requires the state owned.
-func (b *Bucket) armLocked(now float64) {
+func (b *Bucket) armLocked(now instant) {
 	w := b.q.head
-	at := math.Inf(1)
+	at := never
 	switch {
 	case w == nil:
 	case b.learning && b.probing > 0:
@@ -430,16 +430,17 @@ func (b *Bucket) armLocked(now float64) {
 	default:
 		at = b.plannedLocked(now, w.n)
 	}
-	if math.IsInf(at, 1) || at-now >= maxDur {
+	if at.sub(now) >= maxDur {
 		if b.timer != nil {
 			b.timer.Stop()
 		}
 		return
 	}
-	// Never early: at the planned time hold, cap and tokens all allow
-	// the head (take's 1ns of slack absorbs float rounding), so a timer
-	// that fires can always serve it and never re-arms at zero.
-	d := dur(math.Ceil(at - now))
+	// Never early: at the planned instant hold, cap and tokens all allow
+	// the head (take's 1ns of slack absorbs the rounding of the float
+	// arithmetic that planned it), so a timer that fires can always serve
+	// it and never re-arms at zero.
+	d := dur(at.sub(now))
 	if b.timer == nil {
 		b.timer = time.AfterFunc(d, b.wake)
 	} else {
@@ -465,7 +466,7 @@ func (b *Bucket) wake() {
 // the callers that can no longer be served within their deadline, in order of
 // service so that each one's removal moves those behind it up, then serves the
 // head. It requires the state owned.
-func (b *Bucket) replanLocked(now float64) {
+func (b *Bucket) replanLocked(now instant) {
 	if b.kick != nil {
 		poke(b.kick)
 	}
@@ -477,7 +478,7 @@ func (b *Bucket) replanLocked(now float64) {
 // replanLevelsLocked is replanLocked for the waiters of level top and below, those
 // above kept as they are. It sets each level's slack to the least margin
 // of its waiters. It requires the state owned and the queue aged.
-func (b *Bucket) replanLevelsLocked(now float64, top int) {
+func (b *Bucket) replanLevelsLocked(now instant, top int) {
 	ahead := b.q.ahead(top + 1)
 	for i := top; i >= 0; i-- {
 		l := &b.q.lv[i]
@@ -487,9 +488,9 @@ func (b *Bucket) replanLevelsLocked(now float64, top int) {
 			if err := b.fitsLocked(now, w.n); err != nil {
 				b.finishLocked(now, w, fmt.Errorf("%w (now)", err))
 			} else if at := b.plannedLocked(now, ahead+w.n); at > w.deadline {
-				b.finishLocked(now, w, tooLong(at-now, w.deadline-now, w.byCtx))
+				b.finishLocked(now, w, tooLong(at.sub(now), w.deadline.sub(now), w.byCtx))
 			} else if (b.learning || b.flightsFull()) && now >= w.deadline {
-				b.finishLocked(now, w, unplannedTooLong(w.deadline-w.since, w.byCtx))
+				b.finishLocked(now, w, unplannedTooLong(w.deadline.sub(w.since), w.byCtx))
 			} else {
 				ahead += w.n
 				l.slack = min(l.slack, margin(w.deadline, at))
@@ -505,7 +506,7 @@ func (b *Bucket) untakeLocked(n int) {
 	if b.learning {
 		b.probing = max(b.probing-1, 0) // the probe was never sent
 	} else if iv := b.iv(); iv != 0 && !math.IsInf(iv, 1) {
-		b.tat -= float64(n) * iv
+		b.tat = b.tat.add(-float64(n) * iv)
 	}
 	b.capBase += float64(n) // its sequence numbers were not spent at the server
 }

@@ -97,5 +97,5 @@ func (b *Bucket) predict(n int) time.Duration {
 	defer b.mu.Unlock()
 	now := b.ownLocked()
 	defer b.releaseLocked(now)
-	return dur(b.plannedLocked(now, b.q.tokens+n) - now)
+	return dur(b.plannedLocked(now, b.q.tokens+n).sub(now))
 }

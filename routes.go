@@ -55,7 +55,7 @@ type routeID struct{ key, seg string }
 type entry struct {
 	id   bucketID
 	b    *Bucket
-	used float64 // last looked up, on the buckets' clock
+	used instant // last looked up, on the buckets' clock
 }
 
 // key returns the key of req's bucket: Transport.Key's, else the host.
@@ -104,7 +104,7 @@ func isVersion(seg string) bool {
 // bucket returns the bucket for route: the one of the scope the server
 // named for it, else its key's own, making it if needed; and the time on
 // the buckets' clock, read once for the lookup and the admission.
-func (t *Transport) bucket(route routeID) (bucketID, *Bucket, float64) {
+func (t *Transport) bucket(route routeID) (bucketID, *Bucket, instant) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.tickLocked()
@@ -139,7 +139,7 @@ func (t *Transport) setScope(route routeID, scope string) (bucketID, *Bucket) {
 // tickLocked returns the time on the buckets' clock, starting the clock on
 // first use (t.epoch is never set again), and sweeps idle buckets when a
 // sweep is due. It requires that t.mu is held.
-func (t *Transport) tickLocked() float64 {
+func (t *Transport) tickLocked() instant {
 	idle := t.IdleTimeout
 	if idle <= 0 {
 		idle = DefaultIdleTimeout
@@ -149,8 +149,8 @@ func (t *Transport) tickLocked() float64 {
 		t.routes = make(map[routeID]*entry)
 		t.epoch = time.Now()
 	}
-	now := float64(time.Since(t.epoch))
-	if now-t.swept >= float64(idle/2) {
+	now := sinceEpoch(time.Since(t.epoch))
+	if now.sub(t.swept) >= float64(idle/2) {
 		t.sweepLocked(now, float64(idle))
 	}
 	return now
@@ -158,7 +158,7 @@ func (t *Transport) tickLocked() float64 {
 
 // getLocked returns the entry of bucket id, making it if needed, full at
 // now. It requires that t.mu is held and tickLocked was called.
-func (t *Transport) getLocked(id bucketID, now float64) *entry {
+func (t *Transport) getLocked(id bucketID, now instant) *entry {
 	e := t.buckets[id]
 	if e == nil {
 		c := t.Config
@@ -179,14 +179,14 @@ func (t *Transport) getLocked(id bucketID, now float64) *entry {
 
 // sweepLocked drops the buckets idle for longer than idle (nanoseconds), so
 // that memory stays bounded with many hosts. It requires that t.mu is held.
-func (t *Transport) sweepLocked(now, idle float64) {
+func (t *Transport) sweepLocked(now instant, idle float64) {
 	t.swept = now
 	clear(t.routes) // resolved again, so that none keeps a dropped bucket
 	for k, e := range t.buckets {
 		if g := t.gates[k.key]; g != nil && !g.idle() {
 			continue // its requests wait in the key's gate, not in the bucket
 		}
-		if now-e.used >= idle && e.b.idle() {
+		if now.sub(e.used) >= idle && e.b.idle() {
 			delete(t.buckets, k)
 		}
 	}

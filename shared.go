@@ -28,9 +28,9 @@ type shared struct {
 	store     Store
 	key       string
 	share     float64
-	down      float64 // until when the store is not asked (bucket clock)
+	down      instant // until when the store is not asked
 	degraded  bool    // limiting locally since the last store error
-	fallback  float64 // theoretical arrival time of the local share
+	fallback  instant // theoretical arrival time of the local share
 	corr      Correction
 	corrReady bool
 }
@@ -68,24 +68,24 @@ func (b *Bucket) sharedTake(ctx context.Context, n int) (time.Duration, error) {
 // takeShareLocked is the local bucket used while the store is unreachable: the
 // configured share of the rate and burst. It returns 0 when it took n tokens,
 // else the nanoseconds until it could.
-func (b *Bucket) takeShareLocked(now float64, n int) float64 {
+func (b *Bucket) takeShareLocked(now instant, n int) float64 {
 	iv := b.iv()
 	if iv == 0 {
 		return 0
 	}
 	iv /= b.share
 	tau := iv * max(1, math.Floor(float64(b.burst)*b.share))
-	next := max(b.fallback, now) + float64(n)*iv
-	if wait := next - tau - now; wait > 0 {
+	tat, d := max(b.fallback, now), float64(n)*iv
+	if wait := tat.sub(now) + d - tau; wait > 0 {
 		return wait
 	}
-	b.fallback = next
+	b.fallback = tat.add(math.Ceil(d)) // as takeLocked rounds
 	return 0
 }
 
 // storeFailedLocked switches to local limiting for a while.
-func (b *Bucket) storeFailedLocked(now float64, err error) {
-	b.down = now + storeRetry
+func (b *Bucket) storeFailedLocked(now instant, err error) {
+	b.down = now.add(storeRetry)
 	if !b.degraded {
 		b.degraded = true
 		b.fallback = now
@@ -157,19 +157,19 @@ func (b *Bucket) waitShared(ctx context.Context, n int, flight bool) error {
 		if now >= w.deadline {
 			// Behind the head, nothing plans the wait: MaxWait is checked
 			// here instead.
-			err := tooLong(now-w.since, w.deadline-w.since, w.byCtx)
+			err := tooLong(now.sub(w.since), w.deadline.sub(w.since), w.byCtx)
 			b.finishLocked(now, w, err)
 			b.dispatchLocked(now)
 			b.mu.Unlock()
 			return err
 		}
-		if b.q.head != w && !math.IsInf(w.deadline, 1) {
-			wait = w.deadline - now
+		if b.q.head != w && w.deadline != never {
+			wait = w.deadline.sub(now)
 		}
 		if b.q.head == w {
 			switch {
 			case now < b.hold:
-				wait = b.hold - now
+				wait = b.hold.sub(now)
 			case w.flight && b.flightsFull():
 				// until a flight ends (observe signals the head)
 			case b.learning:
@@ -198,8 +198,8 @@ func (b *Bucket) waitShared(ctx context.Context, n int, flight bool) error {
 				}
 				wait = float64(d)
 			}
-			if wait >= 0 && now+wait > w.deadline {
-				err := tooLong(wait, w.deadline-now, w.byCtx)
+			if wait >= 0 && now.add(wait) > w.deadline {
+				err := tooLong(wait, w.deadline.sub(now), w.byCtx)
 				b.finishLocked(now, w, err)
 				b.dispatchLocked(now)
 				b.mu.Unlock()
@@ -229,7 +229,7 @@ func (b *Bucket) waitShared(ctx context.Context, n int, flight bool) error {
 
 // grantLocked ends w's wait with its tokens and hands the turn to the next
 // head.
-func (b *Bucket) grantLocked(now float64, w *waiter) {
+func (b *Bucket) grantLocked(now instant, w *waiter) {
 	if w.flight {
 		b.inflight.Add(1)
 	}

@@ -123,7 +123,7 @@ func (b *Bucket) Restore(s State) error {
 	if s.ProbeMax > 0 && b.ceiling != rate.Inf {
 		// Resume probing the server's rate where it was, growing back
 		// from now.
-		b.model.aimd, b.model.rmax, b.model.cut = true, max(s.ProbeMax, float64(slowest)), now
+		b.model.aimd, b.model.rmax, b.model.cut = true, max(s.ProbeMax, float64(slowest)), float64(now)
 	}
 	tokens := s.Tokens
 	if limit != rate.Inf {
@@ -134,7 +134,7 @@ func (b *Bucket) Restore(s State) error {
 	}
 	b.setTokensLocked(now, min(tokens, float64(b.burst)))
 	if left := s.CooldownUntil.Sub(wall); !s.CooldownUntil.IsZero() && left > 0 {
-		b.holdUntilLocked(now, now+float64(left))
+		b.holdUntilLocked(now, now.add(float64(left)))
 	}
 	b.replanLocked(now)
 	return nil

@@ -106,7 +106,7 @@ func (b *Bucket) Stats() BucketStats {
 		Drift:          b.stats.drift,
 	}
 	if b.hold > now {
-		s.CooldownUntil = b.epoch.Add(time.Duration(b.hold))
+		s.CooldownUntil = b.wall(b.hold)
 	}
 	return s
 }

@@ -111,11 +111,11 @@ func newTracer(t *Trace) *tracer {
 // planWaitLocked records, for Trace.Waited, why w waits and for how long: until
 // tokens are there, w's own and those of the waiters ahead of it. It
 // requires the state owned and w queued.
-func (b *Bucket) planWaitLocked(now float64, w *waiter, tokens int) {
+func (b *Bucket) planWaitLocked(now instant, w *waiter, tokens int) {
 	if b.trace == nil || b.trace.Waited == nil || b.store != nil {
 		return // a Store's waits end in waitShared: not reported
 	}
-	p := waitPlan{predicted: max(b.plannedLocked(now, tokens)-now, 0), reason: WaitRate}
+	p := waitPlan{predicted: max(b.plannedLocked(now, tokens).sub(now), 0), reason: WaitRate}
 	switch {
 	case now < b.hold:
 		p.reason = WaitCooldown
@@ -138,7 +138,7 @@ func (b *Bucket) waited(ctx context.Context, w *waiter, err error) {
 	delete(b.trace.plans, w)
 	waited := w.waited // set when granted
 	if w.err != nil || err != nil {
-		waited = b.now() - w.since
+		waited = b.now().sub(w.since)
 	}
 	b.mu.Unlock()
 	if !ok {
@@ -152,7 +152,7 @@ func (b *Bucket) waited(ctx context.Context, w *waiter, err error) {
 
 // answered reports an answer observed at now to Trace.Answered; hold is the
 // bucket's hold before it. It requires that b.mu is not held.
-func (b *Bucket) answered(f *Flight, status int, q *Quota, now, hold float64) {
+func (b *Bucket) answered(f *Flight, status int, q *Quota, now, hold instant) {
 	if b.trace == nil || b.trace.Answered == nil {
 		return
 	}
@@ -164,8 +164,8 @@ func (b *Bucket) answered(f *Flight, status int, q *Quota, now, hold float64) {
 	b.mu.Lock()
 	a.Limit = b.limit
 	if b.hold > hold && b.hold > now {
-		a.Cooldown = dur(b.hold - now)
-		a.Until = b.epoch.Add(time.Duration(b.hold))
+		a.Cooldown = dur(b.hold.sub(now))
+		a.Until = b.wall(b.hold)
 	}
 	b.mu.Unlock()
 	b.trace.Answered(ctx, a)

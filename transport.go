@@ -117,7 +117,7 @@ type Transport struct {
 	routes  map[routeID]*entry // what each route resolved to; cleared by sweeps
 	gates   map[string]*gate   // with Meters: each key's queue
 	scoped  atomic.Bool        // scopes has had an entry: admissions re-check their bucket
-	swept   float64            // when idle buckets were last swept, on the buckets' clock
+	swept   instant            // when idle buckets were last swept, on the buckets' clock
 }
 
 // RoundTrip implements [http.RoundTripper].
@@ -182,7 +182,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		} else {
 			q = unitQuota(resp.Header, arrived, t.Unit) // not the request quota's parse as well
 		}
-		at := float64(arrived.Sub(t.epoch))
+		at := sinceEpoch(arrived.Sub(t.epoch))
 		done := a.f
 		a.f = Flight{} // ended below, even if a hook panics
 		if q.Scope != "" && q.Scope != id.scope {
