@@ -10,8 +10,8 @@ import (
 // The server model turns the server's answers into a plan that the gate (the
 // token bucket and its queue) enforces. It is pure: it reads no clock, takes
 // no lock and starts no goroutine. Every instant it sees comes in an
-// observation, on the bucket's clock (nanoseconds, float64), so table tests
-// can feed it answers and assert the plan.
+// observation, on the bucket's clock (an instant), so table tests can feed
+// it answers and assert the plan.
 //
 // What it believes of a server that states its quota:
 //
@@ -77,11 +77,12 @@ type observation struct {
 	// unanswered when it was answered, at least: the server may not have
 	// counted them yet (they were overtaken on the way).
 	behind  float64
-	sent    float64 // when the request was admitted
-	arrived float64 // when its answer arrived
+	sent    instant // when the request was admitted
+	arrived instant // when its answer arrived
 	status  int
 	q       Quota
-	reset   float64 // q.Reset on the bucket's clock; 0: not stated
+	reset   instant // q.Reset on the bucket's clock, if resetOK
+	resetOK bool    // the answer stated a reset
 	coarse  bool    // the reset has whole-second resolution
 }
 
@@ -97,13 +98,16 @@ type plan struct {
 	// The cap: no request whose sequence number exceeds
 	// capBase + capGrow·(t − capAt) goes out at t before capEnd, less the
 	// requests admitted before capRef (the answered request's number) that
-	// are still unanswered. capEnd 0 is no cap; +Inf is a cap that only
-	// growth lifts.
-	capBase, capAt, capGrow, capEnd, capRef float64
-	capBehind                               float64 // o.behind of the answer capRef
-	// hold: nothing goes out before it. After a hold, and after a cap's end,
-	// one request goes alone and the rest wait for its answer.
-	hold float64
+	// are still unanswered. capOn false is no cap; capEnd never is a cap
+	// that only growth lifts (a real end: none).
+	capOn                    bool
+	capAt, capEnd            instant
+	capBase, capGrow, capRef float64
+	capBehind                float64 // o.behind of the answer capRef
+	// hold, if holdOn: nothing goes out before it. After a hold, and after
+	// a cap's end, one request goes alone and the rest wait for its answer.
+	hold   instant
+	holdOn bool
 	// alone: requests go one at a time, each after the last one's answer
 	// (finding out how much a server that states nothing takes at once).
 	alone bool
@@ -147,14 +151,16 @@ type model struct {
 	availRef answer
 	// winE0, winT0: the reset and arrival of the current window's first
 	// answer, to tell a reset that marks an end from one that moves on.
-	winE0, winT0 float64
+	// winE0OK: that answer stated a reset.
+	winE0, winT0 instant
+	winE0OK      bool
 	crossings    int // new windows seen by causal answers
 	share        float64
 	ownAcc       float64 // own spending over causal pairs, decayed per window
 	spentAcc     float64 // the server's spending over the same pairs
 
 	// ref is the answer the cap was last set from: the reference for causal
-	// comparisons. ref.arrived < 0: none yet.
+	// comparisons. ref.ok false: none yet.
 	ref  answer
 	plan plan
 
@@ -166,23 +172,27 @@ type model struct {
 	slowStart bool    // rmax was never measured: double instead of curving
 	backoffs  int     // cooldowns in a row that the server gave no end for
 	cutOpen   bool    // cut since the last success: another 429 backs off but does not cut
-	cut       float64 // when the rate was last cut or set free; a 429 for a request sent before it is of the same episode
+	cut       instant // when the rate was last cut or set free; a 429 for a request sent before it is of the same episode
 	ok        float64 // answers that were not refusals
 	okAtCut   float64 // ok when cut was set
-	holdEnd   float64 // the end of the last hold the model planned
+	holdEnd   instant // the end of the last hold the model planned
 	late      bool    // a probe at a stated reset found the old window: windows end after their resets
 	winLeast  float64 // the least Remaining the current window has reported
 	jitter    rand.PCG
 }
 
-// An answer is what the model keeps of one observation.
+// An answer is what the model keeps of one observation; the zero answer
+// (ok false) is none.
 type answer struct {
-	seq, arrived, remaining, reset float64
-	admitted                       float64 // admissions when it arrived
+	ok             bool
+	seq, remaining float64
+	arrived, reset instant
+	resetOK        bool    // the answer stated its reset
+	admitted       float64 // admissions when it arrived
 }
 
 func newModel(maxCooldown float64, pace Pace, ceiling float64) model {
-	m := model{maxCooldown: maxCooldown, pace: pace, ceiling: ceiling, share: 1, srvLimit: -1, ref: answer{arrived: -1}}
+	m := model{maxCooldown: maxCooldown, pace: pace, ceiling: ceiling, share: 1, srvLimit: -1}
 	m.rate = ceiling
 	if ceiling == 0 {
 		m.rate = math.Inf(1)
@@ -208,7 +218,7 @@ func limited(status int, q Quota) bool {
 
 // observe folds one answer into the model and returns the plan.
 func (m *model) observe(o observation) plan {
-	m.plan.hold, m.plan.spare = 0, 0 // each answer's own
+	m.plan.holdOn, m.plan.spare = false, 0 // each answer's own
 	q := o.q
 	quota := q.Remaining >= 0 || q.Limit >= 0
 	if !m.answered && !quota {
@@ -216,7 +226,7 @@ func (m *model) observe(o observation) plan {
 	}
 	m.answered = true
 	m.answers++
-	if l := o.arrived - o.sent; l >= 0 {
+	if l := o.arrived.sub(o.sent); l >= 0 {
 		if m.latency == 0 {
 			m.latency = l
 		}
@@ -291,7 +301,7 @@ func (m *model) steady() float64 {
 
 // slack is the uncertainty of an observation's reset.
 func slack(o observation) float64 {
-	s := o.arrived - o.sent // the delta was measured late by the latency
+	s := o.arrived.sub(o.sent) // the delta was measured late by the latency
 	if o.coarse {
 		s += coarseSlack
 	}
@@ -299,32 +309,32 @@ func slack(o observation) float64 {
 }
 
 // capSeq returns the cap's highest sequence number at t.
-func (p plan) capSeq(t float64) float64 {
-	return p.capBase + p.capGrow*max(t-p.capAt, 0)
+func (p plan) capSeq(t instant) float64 {
+	return p.capBase + p.capGrow*max(t.sub(p.capAt), 0)
 }
 
 // remaining folds an answer that states the remaining count.
 func (m *model) remaining(o observation) {
 	m.learnWindow(o) // from the reset as stated: it is the window's length, not a wait
-	r, e := o.q.Remaining, o.reset
-	if e != 0 {
-		e = min(e, o.arrived+m.maxCooldown) // a reset far ahead waits no longer than MaxCooldown
+	r, e, eOK := o.q.Remaining, o.reset, o.resetOK
+	if eOK {
+		e = min(e, o.arrived.add(m.maxCooldown)) // a reset far ahead waits no longer than MaxCooldown
 		o.reset = e
 	}
 	sl := slack(o)
 	prev := m.ref
-	hasRef := prev.arrived >= 0
+	hasRef := prev.ok
 	// Causal: admitted after the reference answer arrived. Sequence numbers
 	// tell it exactly where two readings of a clock may tie.
 	causal := hasRef && o.seq > prev.admitted
 	tol := max(sl, float64(10*time.Millisecond))
-	both := hasRef && e != 0 && prev.reset != 0
+	both := hasRef && eOK && prev.resetOK
 	// A later reset is a new window when it is far enough from the old one,
 	// or when the request went out after the old one had passed: windows of
 	// a second or two cannot be told apart by whole-second resets alone.
-	newer := both && (e > prev.reset+tol || o.sent >= prev.reset && e > prev.reset+float64(time.Millisecond))
-	older := both && e < prev.reset-tol
-	sameWin := hasRef && (e == 0 && prev.reset == 0 || both && !newer && !older)
+	newer := both && (e.sub(prev.reset) > tol || o.sent >= prev.reset && e.sub(prev.reset) > float64(time.Millisecond))
+	older := both && prev.reset.sub(e) > tol
+	sameWin := hasRef && (!eOK && !prev.resetOK || both && !newer && !older)
 
 	if causal {
 		own := o.seq - prev.seq // admitted between the two sends: counted between the two answers
@@ -335,14 +345,14 @@ func (m *model) remaining(o observation) {
 			// requests admitted in one order may reach the server in
 			// another.)
 			m.kind = kindRefill
-		case sameWin && e-m.winE0 > 3*sl/2 && o.arrived-m.winT0 > 3*sl/2:
+		case sameWin && eOK && m.winE0OK && e.sub(m.winE0) > 3*sl/2 && o.arrived.sub(m.winT0) > 3*sl/2:
 			// One window by every pair of answers, and yet its reset has
 			// moved on with the clock: a delay until the bucket refills
 			// (tollbooth's "1", GCRA at its equilibrium), not an end.
 			m.kind, m.bucket = kindRefill, true
-		case older && o.sent < prev.reset-sl:
+		case older && prev.reset.sub(o.sent) > sl:
 			m.kind = kindRefill // the reset came closer before the old one passed
-		case newer && o.arrived < prev.reset-sl:
+		case newer && prev.reset.sub(o.arrived) > sl:
 			// A new reset before the old one could have passed: the reset
 			// is when the server's bucket is full again (GCRA).
 			m.kind, m.fullAt, m.bucket = kindRefill, true, true
@@ -352,15 +362,15 @@ func (m *model) remaining(o observation) {
 				// A bucket refills too, at Limit per window: a full one
 				// shows a window only if it could not have refilled since
 				// the last answer.
-				gap := o.arrived - prev.arrived + m.latency
+				gap := o.arrived.sub(prev.arrived) + m.latency
 				full = full && prev.remaining+gap*m.srvLimit/m.winLen < m.srvLimit-1
 			}
 			// Born short by more than the others could have spent at
 			// their share of the steady rate since the turn (twice over,
 			// and two for reordering): a sliding window's old count.
-			others := 2*(1-m.share)*m.steady()*max(o.arrived-prev.reset, 0)/float64(time.Second) + 2
+			others := 2*(1-m.share)*m.steady()*max(o.arrived.sub(prev.reset), 0)/float64(time.Second) + 2
 			short := m.srvLimit - 1 - (r + own)
-			m.crossed(full, m.winLen > 0 && o.sent-prev.reset < m.winLen/2, short > others)
+			m.crossed(full, m.winLen > 0 && o.sent.sub(prev.reset) < m.winLen/2, short > others)
 		}
 		switch {
 		case sameWin && r <= prev.remaining+0.5:
@@ -373,7 +383,7 @@ func (m *model) remaining(o observation) {
 			// less than it is and this client's share more.
 			refill := 0.0
 			if m.kind == kindRefill && m.srvLimit > 0 && m.winLen > 0 {
-				refill = m.srvLimit * (o.arrived - prev.arrived) / m.winLen
+				refill = m.srvLimit * o.arrived.sub(prev.arrived) / m.winLen
 			}
 			m.ownAcc += own
 			m.spentAcc += max(prev.remaining-r+refill, 0)
@@ -401,14 +411,14 @@ func (m *model) remaining(o observation) {
 		m.crossings++
 		fallthrough
 	case !hasRef, newer:
-		m.winLeast, m.winE0, m.winT0 = r, e, o.arrived
+		m.winLeast, m.winE0, m.winE0OK, m.winT0 = r, e, eOK, o.arrived
 	case sameWin:
 		m.winLeast = min(m.winLeast, r)
 	}
 
 	// The cap.
 	p := &m.plan
-	if p.capEnd > 0 && o.sent >= p.capEnd && sameWin && (r < 1 || limited(o.status, o.q)) {
+	if p.capOn && o.sent >= p.capEnd && sameWin && (r < 1 || limited(o.status, o.q)) {
 		m.late = true // probed at the reset, and the window had not ended
 	}
 	allowed := o.seq + r
@@ -421,36 +431,36 @@ func (m *model) remaining(o observation) {
 		allowed = o.seq + math.Floor(sh*max(r-math.Sqrt(1/sh), 0)+m.uniform())
 	}
 	grow := 0.0
-	end := math.Inf(1)
+	end := never
 	if m.kind == kindRefill {
 		// At least a request per MaxCooldown: a cap is a server-derived
 		// wait too.
 		grow = max(safety*m.steady()*m.ownShare()/float64(time.Second), 1/m.maxCooldown)
-	} else if e != 0 {
+	} else if eOK {
 		// The window ends in [e − slack, e + slack]: real servers truncate
 		// (end after e) more often than they round up (end before e). Probe
 		// at e, and at the late end once a probe at e was too early.
-		end = e + o.arrived - o.sent
+		end = e.add(o.arrived.sub(o.sent))
 		if m.late || m.kind == kindUnknown {
 			// Until the server is shown to be a fixed window, the reset
 			// may be a sliding window's turn, whose quota comes back
 			// gradually: no probe before the latest end. A window ends no
 			// later than its length after its first answer, though, once
 			// a crossing has shown where windows start.
-			end = e + sl
+			end = e.add(sl)
 			if m.winLen > 0 && (m.stated || m.crossings > 0) {
-				end = min(end, max(e, m.winT0+m.winLen)+o.arrived-o.sent)
+				end = min(end, max(e, m.winT0.add(m.winLen)).add(o.arrived.sub(o.sent)))
 			}
 		}
 	} else if m.winLen > 0 {
-		end = o.arrived + min(m.winLen, m.maxCooldown)
+		end = o.arrived.add(min(m.winLen, m.maxCooldown))
 	} else {
-		end = o.arrived + coarseSlack
+		end = o.arrived.add(coarseSlack)
 	}
 	switch {
-	case !hasRef || causal || newer || p.capEnd == 0 || o.arrived >= p.capEnd:
-		*p = plan{rate: p.rate, burst: p.burst, alone: p.alone, capBase: allowed, capAt: o.arrived, capGrow: grow, capEnd: end, capRef: o.seq, capBehind: o.behind}
-		m.ref = answer{o.seq, o.arrived, r, e, o.admitted}
+	case !hasRef || causal || newer || !p.capOn || o.arrived >= p.capEnd:
+		*p = plan{rate: p.rate, burst: p.burst, alone: p.alone, capOn: true, capBase: allowed, capAt: o.arrived, capGrow: grow, capEnd: end, capRef: o.seq, capBehind: o.behind}
+		m.ref = answer{ok: true, seq: o.seq, arrived: o.arrived, remaining: r, reset: e, resetOK: eOK, admitted: o.admitted}
 	case older:
 		return // an answer from an older window says nothing of this one
 	default:

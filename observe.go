@@ -143,11 +143,11 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 		b.limitFlightsLocked(now, q.Limit)
 		q.Limit, q.Remaining, q.Reset, q.Window = notStated, notStated, time.Time{}, 0
 	}
-	o := observation{arrived: float64(now), status: status, q: q, admitted: float64(b.count())}
+	o := observation{arrived: now, status: status, q: q, admitted: float64(b.count())}
 	if f != nil {
 		for v := b.inflight.Load(); v > 0 && !b.inflight.CompareAndSwap(v, v-1); v = b.inflight.Load() {
 		} // never below zero, even if a Flight is Done twice
-		o.seq, o.sent = f.seq, float64(f.sent)
+		o.seq, o.sent = f.seq, f.sent
 		// Of those in flight, the ones admitted after this request are at
 		// most admitted − seq; any more were admitted before it.
 		o.behind = max(float64(b.inflight.Load())-(o.admitted-o.seq), 0)
@@ -155,7 +155,7 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 			b.capBehind-- // one the cap took as not yet counted is answered
 		}
 	} else {
-		o.seq, o.sent = o.admitted-float64(b.inflight.Load()), float64(now)
+		o.seq, o.sent = o.admitted-float64(b.inflight.Load()), now
 	}
 	if b.learning {
 		b.probing = max(b.probing-1, 0)
@@ -165,8 +165,8 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 	}
 	if status != 0 { // no response: nothing was learned
 		if !q.Reset.IsZero() {
-			o.reset = max(float64(b.at(q.Reset)), 1) // 0 says "not stated"
-			o.coarse = q.Reset.Nanosecond() == 0 || wholeSeconds(o.reset-float64(now))
+			o.reset, o.resetOK = b.at(q.Reset), true
+			o.coarse = q.Reset.Nanosecond() == 0 || wholeSeconds(o.reset.sub(now))
 		}
 		b.applyLocked(now, b.model.observe(o))
 	}
@@ -188,9 +188,9 @@ func wholeSeconds(ns float64) bool {
 // applyLocked makes the gate enforce the model's plan. It requires the state
 // owned.
 func (b *Bucket) applyLocked(now instant, p plan) {
-	if p.capEnd > float64(now) {
+	if p.capOn && p.capEnd > now {
 		// A correction: the server allows less than the bucket would admit.
-		if tokens, left := b.tokensNowLocked(now), p.capSeq(float64(now))-float64(b.count())-p.capBehind; left < tokens {
+		if tokens, left := b.tokensNowLocked(now), p.capSeq(now)-float64(b.count())-p.capBehind; left < tokens {
 			b.stats.corrections++
 			if b.limit != rate.Inf {
 				b.stats.drift = tokens - left // a bucket with no local limit yet had no estimate
@@ -210,20 +210,20 @@ func (b *Bucket) applyLocked(now instant, p plan) {
 	if p.capRef != b.capRef {
 		b.capBehind = p.capBehind
 	}
-	b.capOn, b.capBase, b.capAt, b.capGrow, b.capEnd, b.capRef = p.capEnd != 0, p.capBase, toInstant(p.capAt), p.capGrow, toInstant(p.capEnd), p.capRef
-	if b.store != nil && b.capOn && b.capEnd > now {
+	b.capOn, b.capBase, b.capAt, b.capGrow, b.capEnd, b.capRef = p.capOn, p.capBase, p.capAt, p.capGrow, p.capEnd, p.capRef
+	if b.store != nil && p.capOn && p.capEnd > now {
 		// Only lower the shared tokens: this process's count leaves out
 		// the other processes', so a raise could overshoot; the rate
 		// refills the store. The store, not the cap, is a shared bucket's
 		// budget: a spent cap becomes a hold, which the store shares.
 		left := b.capLeftLocked(now)
 		b.corr.SetTokens, b.corr.Tokens, b.corrReady = true, left, true
-		if left < 1 && b.capEnd != never {
-			b.holdUntilLocked(now, b.capEnd)
+		if left < 1 && p.capEnd != never {
+			b.holdUntilLocked(now, p.capEnd)
 		}
 	}
-	if p.hold > float64(now) {
-		b.holdUntilLocked(now, toInstant(p.hold))
+	if p.holdOn && p.hold > now {
+		b.holdUntilLocked(now, p.hold)
 	}
 	if p.alone {
 		b.learning, b.probing = true, 0

@@ -20,17 +20,17 @@ import (
 // measured rate to at least this client's share of the whole rate.
 func (m *model) measureAvail(o observation, r float64) {
 	ref := m.availRef
-	if ref.arrived <= 0 || r >= m.srvLimit-1 || ref.remaining >= m.srvLimit-1 {
+	if !ref.ok || r >= m.srvLimit-1 || ref.remaining >= m.srvLimit-1 {
 		if r >= m.srvLimit-1 && m.avail > 0 && m.winLen > 0 {
 			// Full: the refill is going to waste, whatever was measured
 			// while others drained it. This client may take at least its
 			// share of the whole rate.
 			m.avail = max(m.avail, m.share*m.srvLimit/(m.winLen/float64(time.Second)))
 		}
-		m.availRef = answer{seq: o.seq, arrived: o.arrived, remaining: r}
+		m.availRef = answer{ok: true, seq: o.seq, arrived: o.arrived, remaining: r}
 		return
 	}
-	dt := (o.arrived - ref.arrived) / float64(time.Second)
+	dt := o.arrived.sub(ref.arrived) / float64(time.Second)
 	if dt < 1 {
 		return
 	}
@@ -48,7 +48,7 @@ func (m *model) measureAvail(o observation, r float64) {
 	} else {
 		m.avail += (sample - m.avail) / 2
 	}
-	m.availRef = answer{seq: o.seq, arrived: o.arrived, remaining: r}
+	m.availRef = answer{ok: true, seq: o.seq, arrived: o.arrived, remaining: r}
 }
 
 // crossed classifies the server at the first causal answer of a new window,
@@ -72,10 +72,10 @@ func (m *model) crossed(full, early, short bool) {
 
 // learnWindow infers the window's length when the server does not state it.
 func (m *model) learnWindow(o observation) {
-	if m.stated || o.reset <= o.arrived {
+	if m.stated || !o.resetOK || o.reset <= o.arrived {
 		return
 	}
-	d := o.reset - o.arrived
+	d := o.reset.sub(o.arrived)
 	if m.fullAt {
 		// GCRA: the reset is when the bucket is full again, so the deficit
 		// Limit − Remaining refills in it.
@@ -94,10 +94,10 @@ func (m *model) learnWindow(o observation) {
 }
 
 // spread sets the rate from what is left and when more comes.
-func (m *model) spread(o observation, e, sl float64) {
+func (m *model) spread(o observation, e instant, sl float64) {
 	left := m.plan.capSeq(o.arrived) - o.admitted - o.behind
 	steady := m.steady()
-	if m.pace == PaceBurst && m.kind != kindRefill && e != 0 && m.srvLimit > 0 {
+	if m.pace == PaceBurst && m.kind != kindRefill && o.resetOK && m.srvLimit > 0 {
 		// The window's quota at once: the cap alone holds the rest until
 		// the window ends.
 		m.plan.burst = int(min(math.Ceil(m.srvLimit), math.MaxInt32))
@@ -105,18 +105,18 @@ func (m *model) spread(o observation, e, sl float64) {
 		return
 	}
 	var r float64
-	if e > o.arrived && left > 0 {
+	if o.resetOK && e > o.arrived && left > 0 {
 		end := e
 		if m.kind != kindRefill {
 			// Spend it before the earliest end; the cap holds to the
 			// latest. A whole-second reset anchored to a whole-second
 			// Date may be late or early by a second each.
-			end -= sl
+			end = end.add(-sl)
 			if o.coarse {
-				end -= coarseSlack
+				end = end.add(-coarseSlack)
 			}
 		}
-		r = left / (max(end-o.arrived, minHorizon) / float64(time.Second))
+		r = left / (max(end.sub(o.arrived), minHorizon) / float64(time.Second))
 	}
 	m.plan.burst = 0
 	reserve := max(smallBurst, m.srvLimit/10) // a bucket's tokens kept back for reordering and others
@@ -135,7 +135,7 @@ func (m *model) spread(o observation, e, sl float64) {
 		spare = max(left-reserve, 0) * part
 		r = safety*m.avail + spare
 		m.plan.burst = smallBurst
-	case m.kind == kindRefill || e == 0:
+	case m.kind == kindRefill || !o.resetOK:
 		r = max(r, safety*steady*m.ownShare())
 		m.plan.burst = smallBurst
 		if m.bucket && m.ownShare() == 1 {

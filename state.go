@@ -123,7 +123,7 @@ func (b *Bucket) Restore(s State) error {
 	if s.ProbeMax > 0 && b.ceiling != rate.Inf {
 		// Resume probing the server's rate where it was, growing back
 		// from now.
-		b.model.aimd, b.model.rmax, b.model.cut = true, max(s.ProbeMax, float64(slowest)), float64(now)
+		b.model.aimd, b.model.rmax, b.model.cut = true, max(s.ProbeMax, float64(slowest)), now
 	}
 	tokens := s.Tokens
 	if limit != rate.Inf {
