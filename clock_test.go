@@ -44,6 +44,41 @@ func TestInstantArithmetic(t *testing.T) {
 	assert.Equal(t, 1.0, (day200 + 1).sub(day200), "one nanosecond, 200 days on")
 }
 
+// FuzzInstant checks add and sub against exact arithmetic: add stays within
+// the horizon, becomes never only for never, +Inf and NaN, and is exact to
+// the rounding wherever nothing is clamped; sub never overflows.
+func FuzzInstant(f *testing.F) {
+	for _, s := range []struct {
+		t int64
+		d float64
+	}{
+		{10, 2.5}, {10, -12.4}, {0, math.Inf(1)}, {0, math.Inf(-1)}, {0, math.NaN()},
+		{horizon - 10, 20}, {-horizon + 10, -1e300}, {int64(200 * 24 * time.Hour), 1},
+		{math.MaxInt64, -1e18}, {math.MinInt64, 0},
+	} {
+		f.Add(s.t, s.d)
+	}
+	f.Fuzz(func(t *testing.T, ti int64, d float64) {
+		x := sinceEpoch(time.Duration(ti))
+		if ti == math.MaxInt64 {
+			x = never
+		}
+		got := x.add(d)
+		switch {
+		case x == never || math.IsInf(d, 1) || math.IsNaN(d):
+			require.Equal(t, never, got, "%d.add(%v)", x, d)
+			return
+		case got < -horizon || got > horizon:
+			t.Fatalf("%d.add(%v) = %d, beyond the horizon", x, d, got)
+		}
+		if s := float64(x) + d; math.Abs(s) < horizon/2 && math.Abs(d) < 1<<52 {
+			require.Equal(t, math.Round(d), got.sub(x), "%d.add(%v).sub(%d)", x, d, x)
+		}
+		require.GreaterOrEqual(t, got.sub(-horizon), 0.0, "%d.sub(-horizon) overflows", got)
+		require.GreaterOrEqual(t, instant(horizon).sub(got), 0.0, "horizon.sub(%d) overflows", got)
+	})
+}
+
 // TestBucketFarFromItsEpoch runs one scenario on a bucket whose clock
 // starts at its epoch and on one whose clock reads 200 days, past the 104
 // days after which float64 nanoseconds lose the nanosecond: both must admit,
