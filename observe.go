@@ -199,6 +199,7 @@ func (b *Bucket) applyLocked(now instant, p plan) {
 	}
 	if p.rate != 0 {
 		b.setLimitLocked(now, rate.Limit(p.rate))
+		b.boundDebtLocked(now)
 	}
 	if b.auto && p.burst != b.autoCap {
 		b.autoCap = p.burst
@@ -255,6 +256,22 @@ func (b *Bucket) capFreeLocked(now instant, n int) instant {
 		at = min(at, now.add(math.Ceil(need/b.capGrow)))
 	}
 	return at
+}
+
+// boundDebtLocked keeps the wait for the next token within MaxCooldown
+// when the server's answers set the rate: a debt taken at a fast rate
+// (admissions the server then counted) is not repaid at a slow one for
+// longer than any other server-derived wait. The rate the user told
+// (Config.Limit, when it binds) is the user's own wait and keeps its debt.
+// It requires the state owned.
+func (b *Bucket) boundDebtLocked(now instant) {
+	iv := b.iv()
+	if iv == 0 || math.IsInf(iv, 1) || b.ceiling > 0 && b.limit >= b.ceiling {
+		return
+	}
+	if least := 1 - b.maxCooldown/iv; b.tokensAtLocked(now) < least {
+		b.setTokensLocked(now, least)
+	}
 }
 
 // setLimitLocked sets the rate, bounded by the configured ceiling, keeping the
