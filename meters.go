@@ -15,7 +15,8 @@ import (
 // A Meter is a further quota that a [Transport] counts each request
 // against, beside its key's bucket: the request quota of an LLM API whose
 // bucket counts tokens, a daily quota beside a per-minute one, output tokens
-// beside input tokens. Each key gets one bucket per Meter, which learns from
+// beside input tokens. Each of the Transport's buckets (a key, or a scope
+// the server names) gets one bucket per Meter beside it, which learns from
 // that quota's own headers (and its own algorithm: a token bucket's reset
 // says when it is full, a window's when it ends). A request goes out only
 // when every one of its buckets can take its cost at once; none of them
@@ -59,6 +60,17 @@ func (a admission) done(resp *http.Response) {
 	}
 }
 
+// unsent ends the flights of a request that was not sent, giving back
+// what they took.
+func (a admission) unsent() {
+	_ = a.f.Settle(0) // n ≥ 0: never an error
+	a.f.Done(nil)
+	for i := range a.meters {
+		_ = a.meters[i].Settle(0)
+		a.meters[i].Done(nil)
+	}
+}
+
 // answerMeters ends the Meters' flights of a with resp, which arrived at
 // arrived (at on the buckets' clock): each learns from its own quota's
 // headers. Each flight leaves a as it is ended, so that if an event hook
@@ -90,8 +102,11 @@ type meterCost struct {
 }
 
 // meters returns what req costs of each of the Transport's Meters, their
-// buckets of key, and key's gate.
-func (t *Transport) meters(key string, req *http.Request) (*gate, []meterCost, error) {
+// buckets beside the bucket id, and id's gate; nothing without Meters.
+func (t *Transport) meters(id bucketID, req *http.Request) (*gate, []meterCost, error) {
+	if len(t.Meters) == 0 {
+		return nil, nil, nil
+	}
 	if err := t.checkUnits(); err != nil {
 		return nil, nil, err
 	}
@@ -109,23 +124,24 @@ func (t *Transport) meters(key string, req *http.Request) (*gate, []meterCost, e
 	defer t.mu.Unlock()
 	now := t.tickLocked()
 	for i, m := range t.Meters {
-		e := t.getLocked(bucketID{key: key, unit: cmpUnit(m.Unit)}, now)
+		e := t.getLocked(bucketID{key: id.key, scope: id.scope, unit: cmpUnit(m.Unit)}, now)
 		e.used = now
 		ms[i].b = e.b
 	}
-	return t.gateLocked(key), ms, nil
+	return t.gateLocked(id), ms, nil
 }
 
-// gateLocked returns key's gate, making it if needed. It requires that t.mu
-// is held.
-func (t *Transport) gateLocked(key string) *gate {
-	g := t.gates[key]
+// gateLocked returns the gate of the bucket id (its key and scope), making
+// it if needed. It requires that t.mu is held.
+func (t *Transport) gateLocked(id bucketID) *gate {
+	id.unit = ""
+	g := t.gates[id]
 	if g == nil {
 		if t.gates == nil {
-			t.gates = make(map[string]*gate)
+			t.gates = make(map[bucketID]*gate)
 		}
 		g = newGate()
-		t.gates[key] = g
+		t.gates[id] = g
 	}
 	return g
 }

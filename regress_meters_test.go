@@ -370,3 +370,49 @@ func TestRegressPanicEndsFlights(t *testing.T) {
 		}
 	})
 }
+
+// With Meters, a server-named scope has its own queue and Meters: one
+// scope's cooldown does not hold the other's requests.
+func TestRegressScopesOwnQueues(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int64
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{}
+			scope := "core"
+			if r.URL.Path == "/search/x" {
+				scope = "search"
+			}
+			h.Set("X-RateLimit-Resource", scope)
+			if calls.Add(1) == 3 { // core's second: 429
+				h.Set("Retry-After", "30")
+				return newResponse(r, http.StatusTooManyRequests, h, ""), nil
+			}
+			return newResponse(r, http.StatusOK, h, "ok"), nil
+		})
+		tr := &Transport{Base: base, Config: Config{Limit: 1000, Burst: 1000},
+			Meters: []Meter{{Unit: "tokens", Config: Config{Limit: 1000, Burst: 1000}}}}
+		do := func(path string) time.Duration {
+			start := time.Now()
+			req, _ := http.NewRequest("GET", "http://api.test"+path, nil)
+			resp, err := tr.RoundTrip(req)
+			if assert.NoError(t, err, path) {
+				resp.Body.Close()
+			}
+			return time.Since(start)
+		}
+		do("/core/x")
+		do("/search/x")
+		do("/core/x") // 429: core cools down for 30 s
+		done := make(chan time.Duration)
+		go func() { done <- do("/core/x") }()
+		synctest.Wait()
+		assert.Zero(t, do("/search/x"), "search is not held by core's cooldown")
+		assert.Equal(t, 30*time.Second, <-done, "core is")
+		keys := tr.Stats().Keys
+		for _, k := range []string{"api.test", "api.test##tokens", "api.test#core", "api.test#core##tokens", "api.test#search", "api.test#search##tokens"} {
+			assert.Contains(t, keys, k)
+		}
+		assert.EqualValues(t, 2, keys["api.test#core##tokens"].Admitted, "core's requests once its scope was known")
+		assert.EqualValues(t, 2, keys["api.test##tokens"].Admitted, "the first of each scope, before it was known")
+	})
+}

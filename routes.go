@@ -17,18 +17,19 @@ type bucketID struct{ key, scope, unit string }
 
 // name names the bucket in Stats, events, errors and a Store: the key, with
 // each '\' or '#' in it escaped by a '\', then "#" and the scope (escaped
-// alike) for a server-named scope, or "##" and the unit for a Meter's
-// bucket ("api.openai.com##requests"). The escape keeps the names of
+// alike) for a server-named scope, and "##" and the unit for a Meter's
+// bucket ("api.openai.com##requests", "api.github.com#search##requests"). The escape keeps the names of
 // different buckets apart (the key "h#core" is not the key "h" in its scope
 // "core") and leaves every host as it is.
 func (id bucketID) name() string {
-	switch {
-	case id.unit != "":
-		return escapeName(id.key) + "##" + escapeName(id.unit)
-	case id.scope != "":
-		return escapeName(id.key) + "#" + escapeName(id.scope)
+	name := escapeName(id.key)
+	if id.scope != "" {
+		name += "#" + escapeName(id.scope)
 	}
-	return escapeName(id.key)
+	if id.unit != "" {
+		name += "##" + escapeName(id.unit)
+	}
+	return name
 }
 
 // escapeName escapes each '\' and '#' of s by a '\'.
@@ -170,7 +171,7 @@ func (t *Transport) getLocked(id bucketID, now instant) *entry {
 		if len(t.Meters) > 0 {
 			// Set before the bucket is shared: a change to it wakes the
 			// head of the key's gate.
-			e.b.kick = t.gateLocked(id.key).kick
+			e.b.kick = t.gateLocked(id).kick
 		}
 		t.buckets[id] = e
 	}
@@ -183,7 +184,7 @@ func (t *Transport) sweepLocked(now instant, idle float64) {
 	t.swept = now
 	clear(t.routes) // resolved again, so that none keeps a dropped bucket
 	for k, e := range t.buckets {
-		if g := t.gates[k.key]; g != nil && !g.idle() {
+		if g := t.gates[bucketID{key: k.key, scope: k.scope}]; g != nil && !g.idle() {
 			continue // its requests wait in the key's gate, not in the bucket
 		}
 		if now.sub(e.used) >= idle && e.b.idle() {
@@ -191,13 +192,13 @@ func (t *Transport) sweepLocked(now instant, idle float64) {
 		}
 	}
 	if len(t.gates) > 0 {
-		live := make(map[string]bool, len(t.buckets))
+		live := make(map[bucketID]bool, len(t.buckets))
 		for id := range t.buckets {
-			live[id.key] = true
+			live[bucketID{key: id.key, scope: id.scope}] = true
 		}
-		for key, g := range t.gates {
-			if !live[key] && g.idle() { // its buckets, which poke it, are gone
-				delete(t.gates, key)
+		for id, g := range t.gates {
+			if !live[id] && g.idle() { // its buckets, which poke it, are gone
+				delete(t.gates, id)
 			}
 		}
 	}

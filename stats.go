@@ -119,8 +119,8 @@ func (t *Transport) Stats() TransportStats {
 		bs[e.b.name] = e.b
 	}
 	gates := make(map[string]*gate, len(t.gates))
-	for key, g := range t.gates {
-		gates[bucketID{key: key}.name()] = g
+	for id, g := range t.gates {
+		gates[id.name()] = g
 	}
 	t.mu.Unlock()
 	s := TransportStats{Keys: make(map[string]BucketStats, len(bs))}

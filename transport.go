@@ -92,14 +92,12 @@ type Transport struct {
 	// Meters are further quotas each request is counted against, beside
 	// the one its key's bucket counts: the request quota of an LLM API whose
 	// bucket counts tokens (Unit "tokens"), a daily quota beside a
-	// per-minute one. See [Meter]. With Meters, a key's requests wait in one
-	// queue of the key, first come first served (priorities are not used),
-	// bounded by Config.MaxQueue and Config.MaxWait, and each goes out when
-	// every one of its quotas can take its cost at once. The queue and the
-	// Meters are the key's, not a server-named scope's: with a server that
-	// names scopes (GitHub's core and search), one scope's cooldown holds
-	// the other's requests too, so keep Meters for APIs without scopes, or
-	// key each scope apart (Key).
+	// per-minute one. See [Meter]. With Meters, the requests of each bucket
+	// (a key, or a scope the server names) wait in one queue, first come
+	// first served (priorities are not used), bounded by Config.MaxQueue and
+	// Config.MaxWait, and each goes out when every one of its quotas can take
+	// its cost at once. A scope has its own queue and Meters' buckets, as it
+	// has its own bucket.
 	Meters []Meter
 
 	// Refusal is how a request the bucket refuses reaches the caller:
@@ -115,7 +113,7 @@ type Transport struct {
 	buckets map[bucketID]*entry
 	scopes  map[routeID]string // the scope the server named for a route
 	routes  map[routeID]*entry // what each route resolved to; cleared by sweeps
-	gates   map[string]*gate   // with Meters: each key's queue
+	gates   map[bucketID]*gate // with Meters: the queue of each key and scope
 	scoped  atomic.Bool        // scopes has had an entry: admissions re-check their bucket
 	swept   instant            // when idle buckets were last swept, on the buckets' clock
 }
@@ -130,32 +128,29 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	n, cc := t.cost(req)
 	// The lookup reads the clock once, for itself and for the admission.
 	id, b, now := t.bucket(route)
-	var g *gate
-	var ms []meterCost
-	if len(t.Meters) > 0 {
-		var err error
-		if g, ms, err = t.meters(key, req); err != nil {
-			closeBody(req)
-			return t.refuse(req, b, n, g, ms, &RefusedError{Key: b.name, Err: err})
-		}
+	g, ms, err := t.meters(id, req)
+	if err != nil {
+		closeBody(req)
+		return t.refuse(req, b, n, nil, nil, &RefusedError{Key: b.name, Err: err})
 	}
 	ctx := t.waitContext(req)
 	a, err := t.begin(ctx, b, n, cc, now, g, ms)
 	// A request admitted by the host's bucket while the first answer
-	// was naming the route's scope moves to that scope's bucket, so
-	// that bucket counts everything it has in flight. Its Meters' flights
-	// stay: their buckets are the key's.
+	// was naming the route's scope moves to that scope's bucket (and its
+	// Meters' buckets), so that they count everything they have in flight;
+	// what it took of the host's is given back.
 	for err == nil && id.scope == "" && t.scoped.Load() {
 		nid, nb, again := t.bucket(route)
 		if nb == b {
 			break
 		}
-		a.f.Done(nil) // not sent
+		a.unsent()
 		id, b = nid, nb
-		a.f, err = t.begin1(ctx, b, n, cc, again)
+		if g, ms, err = t.meters(id, req); err == nil {
+			a, err = t.begin(ctx, b, n, cc, again, g, ms)
+		}
 	}
 	if err != nil {
-		a.done(nil) // not sent
 		closeBody(req)
 		return t.refuse(req, b, n, g, ms, &RefusedError{Key: b.name, Err: err})
 	}
