@@ -158,7 +158,7 @@ func (t *Transport) cost(req *http.Request) (int, *cost) {
 
 // begin admits a request of cost n to b and records the admission in cc,
 // the context's cost (nil: none). With Meters (g not nil), the request takes
-// its cost of each Meter's bucket too, all at once, in key's gate.
+// its cost of each Meter's bucket too, all at once, in the bucket's gate.
 func (t *Transport) begin(ctx context.Context, b *Bucket, n int, cc *cost, now instant, g *gate, ms []meterCost) (admission, error) {
 	if n < 0 {
 		return admission{}, fmt.Errorf("%w: %d tokens", ErrBadCost, n)

@@ -30,9 +30,9 @@ type Meter struct {
 	Unit string
 
 	// Config is the template of the Meter's buckets, as Transport.Config
-	// is of the key's: Limit in Unit per second (zero: learn it), Burst.
-	// The Meter's queue is the key's: its MaxQueue and MaxWait are not
-	// used. Meters do not work with a Store (here or in Transport.Config):
+	// is of the keys': Limit in Unit per second (zero: learn it), Burst.
+	// The queue is the one of the Transport's bucket beside which it
+	// counts: its MaxQueue and MaxWait are not used. Meters do not work with a Store (here or in Transport.Config):
 	// a request with them fails with an error saying so.
 	Config Config
 
@@ -95,7 +95,7 @@ func (a *admission) answerMeters(resp *http.Response, arrived time.Time, at inst
 }
 
 // A meterCost is one of a Transport's Meters for one request: its bucket
-// of the request's key and the request's cost in its unit.
+// beside the request's and the request's cost in its unit.
 type meterCost struct {
 	b *Bucket
 	n int

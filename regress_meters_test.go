@@ -416,3 +416,34 @@ func TestRegressScopesOwnQueues(t *testing.T) {
 		assert.EqualValues(t, 2, keys["api.test##tokens"].Admitted, "the first of each scope, before it was known")
 	})
 }
+
+// A retry after an answer that named the route's scope goes through the
+// scope's queue and Meters, not the host's.
+func TestRegressRetryMovesToScopeMeters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int64
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{}
+			h.Set("X-RateLimit-Resource", "core")
+			if calls.Add(1) == 1 {
+				h.Set("Retry-After", "1")
+				return newResponse(r, http.StatusTooManyRequests, h, ""), nil
+			}
+			return newResponse(r, http.StatusOK, h, "ok"), nil
+		})
+		tr := &Transport{Base: base, Retries: 1, Config: Config{Limit: 100, Burst: 100},
+			Meters: []Meter{{Unit: "tokens", Config: Config{Limit: 100, Burst: 100}}}}
+		start := time.Now()
+		resp, err := get(t, tr, context.Background())
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Equal(t, time.Second, time.Since(start), "retried after the scope's cooldown")
+		keys := tr.Stats().Keys
+		assert.EqualValues(t, 1, keys["api.test##tokens"].Admitted, "the first attempt")
+		assert.EqualValues(t, 1, keys["api.test#core##tokens"].Admitted, "the retry")
+		for k, st := range keys {
+			assert.Equal(t, 0, st.InFlight, k)
+		}
+	})
+}

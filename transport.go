@@ -199,8 +199,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		// Wait through the cooldown before giving up this response: if the
-		// bucket refuses, the caller gets the response it has.
-		if a, err = t.begin(ctx, b, n, cc, b.now(), g, ms); err != nil {
+		// bucket refuses, the caller gets the response it has. (The answer
+		// may have moved the route to a scope, with Meters of its own.)
+		if g, ms, err = t.meters(id, next); err == nil {
+			a, err = t.begin(ctx, b, n, cc, b.now(), g, ms)
+		}
+		if err != nil {
 			closeBody(next)
 			return resp, nil
 		}
