@@ -169,13 +169,7 @@ func (g *gate) wait(ctx context.Context, w *gateWaiter) ([]Flight, error) {
 		}
 		var fire <-chan time.Time
 		if d := wake.sub(w.bs[0].now()); d < maxDur {
-			d = max(d, 0)
-			if timer == nil {
-				timer = time.NewTimer(dur(d))
-			} else {
-				timer.Reset(dur(d))
-			}
-			fire = timer.C
+			fire = sleepFor(&timer, max(d, 0))
 		}
 		select {
 		case <-w.turn:

@@ -210,12 +210,7 @@ func (b *Bucket) waitShared(ctx context.Context, n int, flight bool) error {
 
 		var fire <-chan time.Time
 		if wait >= 0 && wait < maxDur {
-			if timer == nil {
-				timer = time.NewTimer(dur(wait))
-			} else {
-				timer.Reset(dur(wait))
-			}
-			fire = timer.C
+			fire = sleepFor(&timer, wait)
 		}
 		select {
 		case <-fire:
@@ -225,6 +220,18 @@ func (b *Bucket) waitShared(ctx context.Context, n int, flight bool) error {
 			return b.cancel(ctx, w)
 		}
 	}
+}
+
+// sleepFor sets *timer, made on first use, to fire after d nanoseconds,
+// and returns its channel: the sleep of a waiter that wakes itself (a
+// Store's head, a gate's).
+func sleepFor(timer **time.Timer, d float64) <-chan time.Time {
+	if *timer == nil {
+		*timer = time.NewTimer(dur(d))
+	} else {
+		(*timer).Reset(dur(d))
+	}
+	return (*timer).C
 }
 
 // grantLocked ends w's wait with its tokens and hands the turn to the next
