@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// A gate admits the requests of one key of a Transport with Meters: each
-// takes its cost of several buckets at once, first come first served. The
+// A gate admits the requests of one bucket (a key, or a scope the server
+// names) of a Transport with Meters: each takes its cost of that bucket and
+// its Meters' at once, first come first served. The
 // head of the queue takes from all of them in one step, under all their
 // locks, when all can give; until then it holds nothing and sleeps until
 // the latest of the times they can, or until one of them changes (an
@@ -53,8 +54,8 @@ func poke(c chan struct{}) {
 
 // begin admits a request that costs costs[i] of bs[i], every one at once:
 // it returns the flights in the order of bs, or fails as [Bucket.WaitN]
-// does. bs[0] is the key's bucket, whose MaxQueue and MaxWait bound the
-// queue and whose stats count the refusals.
+// does. bs[0] is the request's own bucket, whose MaxQueue and MaxWait bound
+// the queue and whose stats count the refusals and the waits.
 func (g *gate) begin(ctx context.Context, bs []*Bucket, costs []int, now instant) ([]Flight, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("throttle: wait: %w", err)
