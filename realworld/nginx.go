@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,6 +83,12 @@ http {
 `
 
 func startNginx() (*Instance, error) {
+	return startNginxConf(func(port int) []byte { return fmt.Appendf(nil, nginxConf, port) })
+}
+
+// startNginxConf runs nginx with the configuration conf returns for the
+// port it is to listen on.
+func startNginxConf(conf func(port int) []byte) (*Instance, error) {
 	bin, err := NginxPath()
 	if err != nil {
 		return nil, err
@@ -101,7 +109,7 @@ func startNginx() (*Instance, error) {
 	// nginx binds it, so try a few.
 	var last error
 	for range 5 {
-		inst, err := tryNginx(bin, dir)
+		inst, err := tryNginx(bin, dir, conf)
 		if err == nil {
 			return inst, nil
 		}
@@ -120,13 +128,13 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func tryNginx(bin, dir string) (*Instance, error) {
+func tryNginx(bin, dir string, config func(port int) []byte) (*Instance, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	conf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(conf, fmt.Appendf(nil, nginxConf, port), 0o644); err != nil {
+	if err := os.WriteFile(conf, config(port), 0o644); err != nil {
 		return nil, err
 	}
 	var out bytes.Buffer
@@ -183,6 +191,62 @@ func tryNginx(bin, dir string) (*Instance, error) {
 			closeErr = err
 		}
 		return closeErr
+	}
+	return inst, nil
+}
+
+// nginxConnConf is nginx's limit_conn in front of a backend (proxy_pass):
+// at most %d requests of one client address in flight, any more refused at
+// once with 429.
+const nginxConnConf = `daemon off;
+master_process off;
+worker_processes 1;
+pid nginx.pid;
+error_log error.log warn;
+events { worker_connections 1024; }
+http {
+	default_type text/plain;
+	log_format status '$status';
+	access_log access.log status;
+	keepalive_requests 1000000;
+	limit_conn_zone $binary_remote_addr zone=conn:1m;
+	limit_conn_status 429;
+	server {
+		listen 127.0.0.1:%d;
+		location / {
+			limit_conn conn %d;
+			proxy_pass %s;
+		}
+	}
+}
+`
+
+// StartNginxLimitConn runs nginx's limit_conn, the concurrency limit most
+// guides give, in front of a backend that answers 200 after latency: at
+// most conns requests of one client address in flight, any more refused at
+// once with a bare 429 (no headers, no Retry-After). Its Admitted counts
+// the 200s of its access log, known after Close; it fails with an error
+// matching [ErrUnavailable] where nginx is not installed.
+func StartNginxLimitConn(conns int, latency time.Duration) (*Instance, error) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(latency):
+		case <-r.Context().Done():
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	}))
+	inst, err := startNginxConf(func(port int) []byte {
+		return fmt.Appendf(nil, nginxConnConf, port, conns, backend.URL)
+	})
+	if err != nil {
+		backend.Close()
+		return nil, err
+	}
+	stop := inst.close
+	inst.close = func() error {
+		err := stop()
+		backend.Close()
+		return err
 	}
 	return inst, nil
 }
