@@ -46,10 +46,10 @@ type Config struct {
 	// the steady rate. The default grows to hold the largest cost asked
 	// (WaitN, BeginN, a Transport's cost in tokens), up to the most that
 	// could ever be admitted: the server's limit per window when that is
-	// known, else what the rate brings within MaxWait (or MaxCooldown). A
-	// cost above that, or above an explicit Burst, fails with
-	// [ErrExceedsBurst]. Set Burst to bound it. Negative values are
-	// invalid, and treated as zero.
+	// known, else what the rate brings within MaxWait or MaxCooldown,
+	// whichever is shorter. A cost above that, or above an explicit Burst,
+	// fails with [ErrExceedsBurst]. Set Burst to bound it. Negative values
+	// are invalid, and treated as zero.
 	Burst int
 
 	// MaxQueue is how many callers may wait for tokens at once. Zero means

@@ -258,9 +258,9 @@ func (b *Bucket) admitLocked(ctx context.Context, now instant, n int, flight boo
 // to hold the largest cost asked (a cost in tokens is not refused for a
 // burst of a few requests), up to the most that could ever be admitted:
 // the server's limit per window when that is known, else what the rate
-// brings in MaxWait (or MaxCooldown). A bucket with no rate yet (learning)
-// records the cost for the burst it will have. It requires the state
-// owned.
+// brings in MaxWait or MaxCooldown, whichever is shorter. A bucket with no
+// rate yet (learning) records the cost for the burst it will have. It
+// requires the state owned.
 func (b *Bucket) fitsLocked(now instant, n int) error {
 	if n <= b.burst && b.iv() != 0 || !b.auto && b.iv() == 0 {
 		return nil
