@@ -2,9 +2,11 @@ package realworld
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -66,8 +68,24 @@ func (i *Instance) Close() error { return i.close() }
 // Servers returns every server, in the order of the table.
 func Servers() []Server {
 	return []Server{
-		Throttled(), Tollbooth(), Httprate(), Ulule(), Nginx(), UluleBare(), CountingBare(),
+		Throttled(), Tollbooth(), Httprate(), Ulule(), GoLimiter(), FiberFixed(), FiberSliding(),
+		Nginx(), Echo(), UluleBare(), CountingBare(),
 	}
+}
+
+// ServersNamed returns the servers of the given names, in the order given,
+// or an error naming the first that is not one of [Servers].
+func ServersNamed(names ...string) ([]Server, error) {
+	all := Servers()
+	out := make([]Server, 0, len(names))
+	for _, name := range names {
+		i := slices.IndexFunc(all, func(s Server) bool { return s.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("realworld: no server %q", name)
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
 }
 
 // The default quota of the servers that take one in any form: 30 per 3 s.

@@ -1,7 +1,7 @@
 // Command table runs every client kind against every real-world server and
 // prints a Markdown table of the share of 429s and of the quota used.
 //
-//	go run ./realworld/cmd/table [-d 3s] [-v]
+//	go run ./realworld/cmd/table [-d 3s] [-v] [-servers fiber,nginx]
 //	go run ./realworld/cmd/table -headers   # one example exchange per server
 //
 // Servers that cannot start here (nginx not installed) are left out, with a
@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/go-throttle/throttle/realworld"
@@ -23,10 +24,20 @@ func main() {
 	d := flag.Duration("d", 3*time.Second, "how long each client sends to each server")
 	v := flag.Bool("v", false, "print every run's counts on stderr too")
 	headers := flag.Bool("headers", false, "print each server's first answer and first 429 instead")
+	only := flag.String("servers", "", "comma-separated names of the servers to run; all when empty")
 	flag.Parse()
 
+	servers := realworld.Servers()
+	if *only != "" {
+		var err error
+		if servers, err = realworld.ServersNamed(strings.Split(*only, ",")...); err != nil {
+			fmt.Fprintln(os.Stderr, "table:", err)
+			os.Exit(2)
+		}
+	}
+
 	if *headers {
-		for _, s := range realworld.Servers() {
+		for _, s := range servers {
 			fmt.Printf("## %s (%s)\n\n", s.Name, s.Algorithm)
 			if err := realworld.WriteExchange(os.Stdout, s); err != nil {
 				fmt.Fprintln(os.Stderr, "table:", err)
@@ -37,7 +48,7 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	results, err := realworld.RunAll(ctx, realworld.Servers(), realworld.Clients(), realworld.Options{Duration: *d})
+	results, err := realworld.RunAll(ctx, servers, realworld.Clients(), realworld.Options{Duration: *d})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "table: left out:", err)
 	}

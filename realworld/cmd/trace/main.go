@@ -36,16 +36,11 @@ func main() {
 }
 
 func run(name, kind string, d time.Duration, g int) error {
-	var srv *realworld.Server
-	for _, s := range realworld.Servers() {
-		if s.Name == name {
-			srv = &s
-		}
+	srvs, err := realworld.ServersNamed(name)
+	if err != nil {
+		return err
 	}
-	if srv == nil {
-		return fmt.Errorf("no server %q", name)
-	}
-	inst, err := srv.Start()
+	inst, err := srvs[0].Start()
 	if err != nil {
 		return err
 	}
@@ -63,7 +58,7 @@ func run(name, kind string, d time.Duration, g int) error {
 		conns := &http.Transport{MaxIdleConnsPerHost: 64}
 		tr := &throttle.Transport{}
 		if kind == "told" {
-			tr.Config.Limit = srv.Quota.Rate()
+			tr.Config.Limit = srvs[0].Quota.Rate()
 		}
 		tr.Base = roundTrip(func(req *http.Request) (*http.Response, error) {
 			sent := time.Since(start)
