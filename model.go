@@ -29,8 +29,9 @@ import (
 //     rounded up, and a delta is measured from an arrival that is late by the
 //     latency: the window ends somewhere in [reset − slack, reset + slack].
 //     A spent cap holds to the latest end (to the reset itself once the
-//     server is a fixed window known to be on time); then one probe goes
-//     alone and its answer sizes the next window.
+//     server is a fixed window shown to end by its resets: a new window
+//     answered before the old one's reset); then one probe goes alone and
+//     its answer sizes the next window.
 //   - Refilling servers show it. A sliding window: a later request is told
 //     more than an earlier one within one window, or a window is born short
 //     of its limit; its cap grows at a safe share of the steady rate instead
@@ -176,9 +177,12 @@ type model struct {
 	ok        float64 // answers that were not refusals
 	okAtCut   float64 // ok when cut was set
 	holdEnd   instant // the end of the last hold the model planned
-	late      bool    // a probe at a stated reset found the old window: windows end after their resets
-	winLeast  float64 // the least Remaining the current window has reported
-	jitter    rand.PCG
+	// onTime: a new window answered before the old one's reset, and no
+	// answer since from the old window after it: windows end by their
+	// resets, and a probe may go at the reset rather than at its latest end.
+	onTime   bool
+	winLeast float64 // the least Remaining the current window has reported
+	jitter   rand.PCG
 }
 
 // An answer is what the model keeps of one observation; the zero answer
@@ -418,8 +422,16 @@ func (m *model) remaining(o observation) {
 
 	// The cap.
 	p := &m.plan
-	if p.capOn && o.sent >= p.capEnd && sameWin && (r < 1 || limited(o.status, o.q)) {
-		m.late = true // probed at the reset, and the window had not ended
+	switch {
+	case sameWin && both && o.sent > prev.reset, p.capOn && o.sent >= p.capEnd && sameWin && (r < 1 || limited(o.status, o.q)):
+		// Sent after the window's reset, or probing at its end, and still
+		// counted in it: this server's windows end after their resets (it
+		// truncates them).
+		m.onTime = false
+	case newer && causal && both && o.arrived < prev.reset:
+		// Answered from a new window before the old one's reset: this
+		// server's windows end by their resets (it rounds them up).
+		m.onTime = true
 	}
 	allowed := o.seq + r
 	if sh := m.ownShare(); sh < 1 {
@@ -438,13 +450,13 @@ func (m *model) remaining(o observation) {
 		grow = max(safety*m.steady()*m.ownShare()/float64(time.Second), 1/m.maxCooldown)
 	} else if eOK {
 		// The window ends in [e − slack, e + slack]: real servers truncate
-		// (end after e) more often than they round up (end before e). Probe
-		// at e, and at the late end once a probe at e was too early.
+		// (end after e) more often than they round up (end before e), and
+		// a probe too early is a 429. Probe at the latest end, and at e
+		// once the server is a fixed window shown to end by its resets.
 		end = e.add(o.arrived.sub(o.sent))
-		if m.late || m.kind == kindUnknown {
-			// Until the server is shown to be a fixed window, the reset
-			// may be a sliding window's turn, whose quota comes back
-			// gradually: no probe before the latest end. A window ends no
+		if !m.onTime || m.kind == kindUnknown {
+			// Until then the reset may be truncated, or a sliding window's
+			// turn, whose quota comes back gradually. A window ends no
 			// later than its length after its first answer, though, once
 			// a crossing has shown where windows start.
 			end = e.add(sl)

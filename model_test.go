@@ -278,3 +278,63 @@ func TestModelRefillCountsAsSpentInTheShare(t *testing.T) {
 	}
 	assert.InDelta(t, 0.25, m.share, 0.02)
 }
+
+// A fixed window whose resets are truncated (sethvargo/go-limiter: the
+// window ends within the second after its stated reset) is probed at the
+// reset's latest end, and one that is shown to round them up at the reset.
+func TestModelFixedWindowProbedAtItsLatestEnd(t *testing.T) {
+	fixed := func() model {
+		m := testModel()
+		m.observe(ans(1, 1, 0, 0.001, 30, 29, 3))
+		m.observe(ans(29, 30, 2.7, 2.71, 30, 1, 3))
+		m.observe(ans(31, 31, 4.2, 4.21, 30, 29, 7)) // full after the reset: a fixed window
+		require.Equal(t, kindFixed, m.kind)
+		return m
+	}
+	m := fixed()
+	p := m.observe(ans(60, 60, 6.5, 6.51, 30, 0, 7))
+	// Its latest end is the sooner of the reset's (8.01 s) and a window's
+	// length after its first answer (7.22 s).
+	assert.InDelta(t, 7.22*sec, float64(p.capEnd), 1e6,
+		"until shown to end by its resets, a spent window holds to its latest end: %v", time.Duration(p.capEnd))
+
+	// Answered from the window that was to end at 7 s by a request sent at
+	// 7.2 s: this server truncates. It is never probed at the reset.
+	m = fixed()
+	m.observe(ans(59, 59, 6.5, 6.51, 30, 1, 7))
+	m.observe(ans(60, 60, 7.2, 7.21, 30, 0, 7))
+	assert.False(t, m.onTime)
+	p = m.observe(ans(61, 61, 8.1, 8.11, 30, 29, 10)) // the next window
+	p = m.observe(ans(89, 89, 9.0, 9.01, 30, 0, 10))
+	assert.InDelta(t, 11.01*sec, float64(p.capEnd), 1e6, "cap end %v", time.Duration(p.capEnd))
+
+	// Answered from a new window at 6.9 s, before the old one's reset at
+	// 7 s: this server rounds its resets up, and a probe may go at them.
+	m = fixed()
+	m.observe(ans(59, 59, 6.5, 6.51, 30, 0, 7))
+	m.observe(ans(60, 60, 6.85, 6.86, 30, 29, 10))
+	assert.True(t, m.onTime)
+	p = m.observe(ans(89, 89, 9.0, 9.01, 30, 0, 10))
+	assert.InDelta(t, 10.01*sec, float64(p.capEnd), 1e6, "cap end %v", time.Duration(p.capEnd))
+}
+
+// A window's 429 whose Retry-After is its whole-second reset waits for the
+// reset's latest end: truncated with the reset, the Retry-After is up to a
+// second early (go-limiter sends its truncated reset as both).
+func TestModelRetryAfterAtACoarseResetWaitsForItsLatestEnd(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.001, 30, 29, 3))
+	o := ans(30, 30, 1.5, 1.501, 30, 0, 3)
+	o.status, o.q.RetryAfter = http.StatusTooManyRequests, 1499*time.Millisecond
+	p := m.observe(o)
+	require.True(t, p.holdOn)
+	assert.InDelta(t, 4.001*sec, float64(p.hold), 1e6, "hold %v", time.Duration(p.hold))
+
+	// With no reset beside it, a Retry-After is the server's own word.
+	m = testModel()
+	m.observe(ans(1, 1, 0, 0.001, 30, 29, 0))
+	o = ans(30, 30, 1.5, 1.501, 30, 0, 0)
+	o.status, o.q.RetryAfter = http.StatusTooManyRequests, 1499*time.Millisecond
+	p = m.observe(o)
+	assert.InDelta(t, 3*sec, float64(p.hold), 1e6, "hold %v", time.Duration(p.hold))
+}

@@ -68,12 +68,19 @@ func (m *model) cooldown(o observation) {
 	switch {
 	case q.RetryAfter > 0:
 		until = o.arrived.add(float64(q.RetryAfter)) // it takes precedence
+		if sl := slack(o); !m.onTime && !m.bucket && o.resetOK && o.coarse && math.Abs(until.sub(o.reset)) <= sl {
+			// A window's Retry-After that is its whole-second reset is as
+			// uncertain as the reset: truncated with it, it comes up to a
+			// second early, and a retry then is refused again. (A bucket's
+			// is when its next token comes, not a window's end.)
+			until = max(until, o.reset.add(sl))
+		}
 		m.backoffs = 0
 	case o.resetOK && o.reset.sub(o.arrived) > -slack(o):
 		// The reset, at its latest until the server is known to be a fixed
 		// window whose resets are on time: a probe early is refused again.
 		until = o.reset
-		if m.late || m.kind != kindFixed {
+		if !m.onTime || m.kind != kindFixed {
 			until = until.add(slack(o))
 		}
 		m.backoffs = 0
