@@ -66,7 +66,7 @@ func (i *Instance) Close() error { return i.close() }
 // Servers returns every server, in the order of the table.
 func Servers() []Server {
 	return []Server{
-		Throttled(), Tollbooth(), Httprate(), Ulule(), Nginx(), UluleBare(), CountingBare(),
+		Throttled(), Tollbooth(), Httprate(), Ulule(), Nginx(), UluleBare(), CountingBare(), Express(), ExpressDraft6(),
 	}
 }
 
