@@ -1,15 +1,17 @@
 // Package realworld drives HTTP clients against rate-limited servers on
 // loopback whose limiters come from projects nobody on throttle wrote
 // (throttled's GCRA, tollbooth's token bucket, httprate's sliding-window
-// counter, ulule/limiter's fixed window, nginx's limit_req), and reports how
-// many 429s each client drew and how much of the quota it used.
+// counter, ulule/limiter's fixed window, nginx's limit_req, express-rate-limit
+// in Node.js), and reports how many 429s each client drew and how much of the
+// quota it used.
 //
 // # Servers
 //
 // [Servers] lists them; each [Server] names its algorithm, the headers it
 // sends and its true [Quota], and starts a fresh [Instance] per run. nginx is
-// started from a temporary prefix on a free port; without the binary its
-// Start fails with [ErrUnavailable].
+// started from a temporary prefix on a free port, express-rate-limit as node
+// server.js on one; without the binary their Start fails with
+// [ErrUnavailable].
 //
 // # Runs
 //

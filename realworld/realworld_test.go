@@ -45,9 +45,18 @@ func limited() []realworld.Client {
 }
 
 // check logs r and asserts that its counts add up. It skips the test if
-// the server could not start here (nginx not installed), unless CI=true,
-// where it must.
+// the server could not start here (see requireAvailable).
 func check(t *testing.T, r realworld.Result, err error) {
+	t.Helper()
+	requireAvailable(t, err)
+	t.Log(r)
+	require.NoError(t, r.Check(), "the counts of %s × %s do not add up", r.Server.Name, r.Client)
+}
+
+// requireAvailable fails t on err, but skips it if err is that a server
+// could not start here (nginx or node not installed), unless CI=true, where
+// it must.
+func requireAvailable(t *testing.T, err error) {
 	t.Helper()
 	if errors.Is(err, realworld.ErrUnavailable) {
 		if os.Getenv("CI") == "true" {
@@ -56,8 +65,6 @@ func check(t *testing.T, r realworld.Result, err error) {
 		t.Skip(err)
 	}
 	require.NoError(t, err)
-	t.Log(r)
-	require.NoError(t, r.Check(), "the counts of %s × %s do not add up", r.Server.Name, r.Client)
 }
 
 // runServers runs c against every server at once (t.Parallel would hold

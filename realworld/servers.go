@@ -21,7 +21,7 @@ import (
 )
 
 // ErrUnavailable is returned by [Server.Start] when what the server needs is
-// not installed on this machine (nginx).
+// not installed on this machine (nginx, Node.js).
 var ErrUnavailable = errors.New("realworld: server unavailable")
 
 // A Server is a rate-limited HTTP server on loopback, limited by a library
@@ -69,7 +69,7 @@ func (i *Instance) Close() error { return i.close() }
 func Servers() []Server {
 	return []Server{
 		Throttled(), Tollbooth(), Httprate(), Ulule(), GoLimiter(), FiberFixed(), FiberSliding(),
-		Nginx(), Echo(), UluleBare(), CountingBare(),
+		Express(), ExpressDraft6(), Nginx(), Echo(), UluleBare(), CountingBare(),
 	}
 }
 
