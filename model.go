@@ -369,10 +369,11 @@ func (m *model) remaining(o observation) {
 				gap := o.arrived.sub(prev.arrived) + m.latency
 				full = full && prev.remaining+gap*m.srvLimit/m.winLen < m.srvLimit-1
 			}
-			// Born short by more than the others could have spent at
-			// their share of the steady rate since the turn (twice over,
-			// and two for reordering): a sliding window's old count.
-			others := 2*(1-m.share)*m.steady()*max(o.arrived.sub(prev.reset), 0)/float64(time.Second) + 2
+			// Born short by more than the others could have spent since
+			// the turn: a sliding window's old count. They spend at their
+			// share of the steady rate (twice over), or all of their share
+			// of a fixed window's quota at once; and two for reordering.
+			others := (1-m.share)*max(2*m.steady()*max(o.arrived.sub(prev.reset), 0)/float64(time.Second), m.srvLimit) + 2
 			short := m.srvLimit - 1 - (r + own)
 			m.crossed(full, m.winLen > 0 && o.sent.sub(prev.reset) < m.winLen/2, short > others)
 		}

@@ -1,7 +1,7 @@
 // Command table runs every client kind against every real-world server and
 // prints a Markdown table of the share of 429s and of the quota used.
 //
-//	go run ./realworld/cmd/table [-d 3s] [-v] [-servers fiber,nginx]
+//	go run ./realworld/cmd/table [-d 3s] [-p 4] [-v] [-servers fiber,nginx]
 //	go run ./realworld/cmd/table -headers   # one example exchange per server
 //
 // Servers that cannot start here (nginx not installed) are left out, with a
@@ -24,6 +24,7 @@ func main() {
 	d := flag.Duration("d", 3*time.Second, "how long each client sends to each server")
 	v := flag.Bool("v", false, "print every run's counts on stderr too")
 	headers := flag.Bool("headers", false, "print each server's first answer and first 429 instead")
+	parallel := flag.Int("p", 4, "how many servers run at once (0: all)")
 	only := flag.String("servers", "", "comma-separated names of the servers to run; all when empty")
 	flag.Parse()
 
@@ -48,7 +49,7 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	results, err := realworld.RunAll(ctx, servers, realworld.Clients(), realworld.Options{Duration: *d})
+	results, err := realworld.RunAll(ctx, servers, realworld.Clients(), realworld.Options{Duration: *d, Parallel: *parallel})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "table: left out:", err)
 	}
