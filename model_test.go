@@ -338,3 +338,39 @@ func TestModelRetryAfterAtACoarseResetWaitsForItsLatestEnd(t *testing.T) {
 	p = m.observe(o)
 	assert.InDelta(t, 3*sec, float64(p.hold), 1e6, "hold %v", time.Duration(p.hold))
 }
+
+// A token bucket that sends no headers (echo's x/time/rate, 10/s, burst
+// 20): its free burst is cut, and the 429 that comes soon after (the cut
+// left the bucket empty) cuts what was measured since, not back to a slow
+// start at a request a second.
+func TestModelBare429SoonAfterACutKeepsTheMeasuredRate(t *testing.T) {
+	m := testModel()
+	seq := 0.0
+	bare := func(at float64, status int) plan {
+		seq++
+		o := ans(seq, seq, at, at+0.001, -1, -1, 0)
+		o.status = status
+		return m.observe(o)
+	}
+	for range 20 {
+		bare(0, http.StatusOK)
+	}
+	p := bare(0.01, http.StatusTooManyRequests)
+	require.True(t, m.aimd)
+	first := p.rate
+	assert.Greater(t, first, 10.0, "what the burst served, over a second")
+	// Ten served over the next 0.9 s, at the bucket's refill, then a 429.
+	for i := range 10 {
+		bare(0.1+0.09*float64(i), http.StatusOK)
+	}
+	p = bare(0.95, http.StatusTooManyRequests)
+	assert.False(t, m.slowStart, "a rate was measured: no slow start")
+	assert.InDelta(t, decrease*10/0.94, p.rate, 0.5, "cut from what was served since the last cut")
+	// Two more served, then a 429 again: too few to measure, the rate in
+	// force is cut.
+	bare(1.2, http.StatusOK)
+	inForce := bare(1.3, http.StatusOK).rate
+	p = bare(1.35, http.StatusTooManyRequests)
+	assert.False(t, m.slowStart, "a rate was measured: no slow start")
+	assert.InDelta(t, decrease*inForce, p.rate, 1e-6)
+}

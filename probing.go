@@ -114,9 +114,10 @@ func (m *model) cutRate(o observation) {
 		// From unthrottled: what the server served, over at least a
 		// second. Its burst inflates the figure; probing corrects it.
 		r = 1.25 * served / max(elapsed, 1)
-	case elapsed >= 1:
+	case elapsed >= 1 || served >= 8:
 		// What the server served since the last cut, over that time (a
-		// window server's rate, once the cuts fall once a window), at most
+		// window server's rate, once the cuts fall once a window; a
+		// bucket's refill, which the last cut emptied), at most
 		// the rate in force, and at least 30% of it (one episode cannot
 		// collapse the rate). Not a quarter over it, as before: over 20 s
 		// runs the two no-header windows drew 6.4% 429s against 8.1%.
@@ -124,7 +125,12 @@ func (m *model) cutRate(o observation) {
 	default:
 		r = m.rate // too short to measure anything
 	}
-	m.slowStart = served < 4 || r < slowStartRate
+	// Once a rate was measured, a 429 soon after a cut cuts that rate
+	// again: a token bucket emptied by the last burst refuses the next few
+	// requests at any rate above its own, and starting slow then (at a
+	// request a second) threw away what was measured.
+	measured := m.rmax > 0 && !m.slowStart
+	m.slowStart = !measured && (served < 4 || r < slowStartRate)
 	if m.slowStart {
 		// Nothing measured (a first answer that is a 429): start slow and
 		// double, rather than crawl at a guess.
