@@ -388,7 +388,16 @@ func (m *model) remaining(o observation) {
 			// less than it is and this client's share more.
 			refill := 0.0
 			if m.kind == kindRefill && m.srvLimit > 0 && m.winLen > 0 {
-				refill = m.srvLimit * o.arrived.sub(prev.arrived) / m.winLen
+				perSec := m.srvLimit / (m.winLen / float64(time.Second))
+				if !m.stated && m.ceiling > 0 {
+					// A window inferred from resets is the longest seen
+					// yet, so its refill is at most this. A rate told
+					// is the server's steady rate: the refill, however
+					// short a "seconds until full" reset made the window
+					// look (throttled's "1" near full).
+					perSec = min(perSec, m.ceiling)
+				}
+				refill = perSec * o.arrived.sub(prev.arrived) / float64(time.Second)
 			}
 			m.ownAcc += own
 			m.spentAcc += max(prev.remaining-r+refill, 0)

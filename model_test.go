@@ -374,3 +374,22 @@ func TestModelBare429SoonAfterACutKeepsTheMeasuredRate(t *testing.T) {
 	assert.False(t, m.slowStart, "a rate was measured: no slow start")
 	assert.InDelta(t, decrease*inForce, p.rate, 1e-6)
 }
+
+// throttled's GCRA told its 10/s: near full, its "seconds until full" reset
+// is 1, so the window inferred from it is a second and its refill would be
+// 30/s. A single client at 10/s then looked like a third of the spending
+// (the refill is counted as spent) and kept to a third of the bucket's idle
+// tokens, 1 run in 3. The told rate bounds the refill.
+func TestModelToldRateBoundsAnInferredRefill(t *testing.T) {
+	m := newModel(float64(10*time.Minute), PaceEven, 10)
+	for i := range 30 {
+		at := 0.1 * float64(i)
+		r := 28.0 // the refill gives back what this client takes
+		if i == 5 {
+			r = 29 // a rise inside the "window": a refilling server
+		}
+		m.observe(ans(float64(i+1), float64(i+1), at, at+0.001, 30, r, at+1))
+	}
+	require.Equal(t, kindRefill, m.kind)
+	assert.InDelta(t, 1.0, m.share, 1e-9, "this client is all of the spending")
+}
