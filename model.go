@@ -449,8 +449,17 @@ func (m *model) remaining(o observation) {
 		// clients that each hold less than one still spend it between them.
 		// The roundings of the 1/sh clients add up to a spread of about
 		// √(1/sh): that much of what is left stays unspent, so that the
-		// last requests of a window do not race.
-		allowed = o.seq + math.Floor(sh*max(r-math.Sqrt(1/sh), 0)+m.uniform())
+		// last requests of a window do not race. Twice that where the
+		// window does not refill: each client spends on an answer the
+		// others have since overtaken, and a window's last request
+		// refused stays refused until it ends (four clients on
+		// express-rate-limit, 6 s: 1.6% 429s and 98% used, against 0–0.6%
+		// and 94–96%; on a sliding window twice cost a third of its use).
+		spread := math.Sqrt(1 / sh)
+		if m.kind != kindRefill {
+			spread *= 2
+		}
+		allowed = o.seq + math.Floor(sh*max(r-spread, 0)+m.uniform())
 	}
 	grow := 0.0
 	end := never

@@ -2,6 +2,7 @@ package throttle
 
 import (
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"testing"
 	"time"
@@ -194,20 +195,25 @@ func TestModelToldBucketSpendsItsIdleTokens(t *testing.T) {
 }
 
 func TestModelSharedWindowKeepsBackTheRoundingSpread(t *testing.T) {
-	m := testModel()
-	m.observe(ans(1, 1, 0, 0.01, 100, 99, 10))
-	// Each step this client sends 1 while the server counts 4: a quarter.
-	for i := 1.0; i <= 20; i++ {
-		m.observe(ans(1+i, 1+i, 0.1*i, 0.1*i+0.01, 100, 99-4*i, 10))
-	}
-	require.InDelta(t, 0.25, m.share, 0.05)
-	// With 2 or 1 left, the four clients' random roundings would together
-	// overspend it half the time: about √4 = 2 stay back, none is this
-	// client's, however the rounding draws.
-	for i, r := range []float64{2, 1, 2, 1, 2, 1} {
-		seq := 22 + float64(i)
-		p := m.observe(ans(seq, seq, 2.1+0.1*float64(i), 2.11+0.1*float64(i), 100, r, 10))
-		assert.Equal(t, seq, p.capSeq(p.capAt), "%v left", r)
+	// With a few left, the four clients' random roundings, each on an
+	// answer the others may have overtaken, would together overspend it:
+	// twice √4 = 2 stay back in a window that does not refill, none of
+	// them this client's, however the rounding draws.
+	for seed := range uint64(64) {
+		m := testModel()
+		m.jitter = *rand.NewPCG(seed, seed)
+		m.observe(ans(1, 1, 0, 0.01, 100, 99, 10))
+		// Each step this client sends 1 while the server counts 4: a quarter.
+		for i := 1.0; i <= 20; i++ {
+			m.observe(ans(1+i, 1+i, 0.1*i, 0.1*i+0.01, 100, 99-4*i, 10))
+		}
+		require.InDelta(t, 0.25, m.share, 0.05)
+		require.NotEqual(t, kindRefill, m.kind)
+		for i, r := range []float64{3, 2, 1} {
+			seq := 22 + float64(i)
+			p := m.observe(ans(seq, seq, 2.1+0.1*float64(i), 2.11+0.1*float64(i), 100, r, 10))
+			assert.Equal(t, seq, p.capSeq(p.capAt), "seed %d: %v left", seed, r)
+		}
 	}
 }
 
