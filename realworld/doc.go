@@ -1,7 +1,8 @@
 // Package realworld drives HTTP clients against rate-limited servers on
 // loopback whose limiters come from projects nobody on throttle wrote
 // (throttled's GCRA, tollbooth's token bucket, httprate's sliding-window
-// counter, ulule/limiter's fixed window, nginx's limit_req, express-rate-limit
+// counter, ulule/limiter's, go-limiter's and fiber's fixed windows, fiber's
+// sliding window, echo's token bucket, nginx's limit_req, express-rate-limit
 // in Node.js), and reports how many 429s each client drew and how much of the
 // quota it used.
 //

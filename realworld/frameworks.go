@@ -105,7 +105,10 @@ func FiberSliding() Server {
 		Headers:       "X-RateLimit-Limit/Remaining/Reset (s) on 2xx, only Retry-After (s) on 429",
 		Quota:         Quota{Limit: defLimit, Window: defWindow},
 		CountsRefused: true,
-		start:         func() (*Instance, error) { return serveFiber(fiberlimiter.SlidingWindow{}) },
+		// 10/s is a third over what it serves from the second window on,
+		// and each refusal counts.
+		RefusesSteadyRate: true,
+		start:             func() (*Instance, error) { return serveFiber(fiberlimiter.SlidingWindow{}) },
 	}
 }
 
