@@ -310,9 +310,10 @@ func (n *counts) into(r *Result) {
 // RunAll runs every client kind against every server and returns the
 // results, server by server in the order given, the client kinds in the
 // order given within each. The limited clients of different servers run at
-// the same time, o.Parallel servers at once (each server's in turn); the NoLimit baselines, which keep
-// the CPU busy, run alone, one after another. A server that cannot start is
-// left out of the results, and its error is joined in the error returned.
+// the same time, o.Parallel servers at once (each server's in turn); the
+// NoLimit baselines, which keep the CPU busy, run alone, one after another.
+// A server that cannot start is left out of the results, and its error is
+// joined in the error returned.
 func RunAll(ctx context.Context, servers []Server, clients []Client, o Options) ([]Result, error) {
 	type cell struct {
 		res Result
