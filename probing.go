@@ -65,23 +65,23 @@ func (m *model) cooldown(o observation) {
 		m.cut, m.okAtCut = o.arrived, m.ok
 	}
 	var until instant
+	sl := slack(o)
+	// A window's Retry-After that is its whole-second reset is the reset,
+	// as uncertain: truncated with it, it comes up to a second early, and a
+	// retry then is refused again. (A bucket's is when its next token comes,
+	// not a window's end.)
+	retryAtReset := q.RetryAfter > 0 && o.resetOK && o.coarse && !m.bucket &&
+		math.Abs(o.arrived.add(float64(q.RetryAfter)).sub(o.reset)) <= sl
 	switch {
-	case q.RetryAfter > 0:
+	case q.RetryAfter > 0 && !retryAtReset:
 		until = o.arrived.add(float64(q.RetryAfter)) // it takes precedence
-		if sl := slack(o); !m.onTime && !m.bucket && o.resetOK && o.coarse && math.Abs(until.sub(o.reset)) <= sl {
-			// A window's Retry-After that is its whole-second reset is as
-			// uncertain as the reset: truncated with it, it comes up to a
-			// second early, and a retry then is refused again. (A bucket's
-			// is when its next token comes, not a window's end.)
-			until = max(until, o.reset.add(sl))
-		}
 		m.backoffs = 0
-	case o.resetOK && o.reset.sub(o.arrived) > -slack(o):
+	case o.resetOK && o.reset.sub(o.arrived) > -sl:
 		// The reset, at its latest until the server is known to be a fixed
 		// window whose resets are on time: a probe early is refused again.
 		until = o.reset
 		if !m.onTime || m.kind != kindFixed {
-			until = until.add(slack(o))
+			until = until.add(sl)
 		}
 		m.backoffs = 0
 	case !episode:
