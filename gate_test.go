@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,26 +28,57 @@ func metered(base http.RoundTripper, tokens float64, burst int, requests float64
 	}
 }
 
-// sendCosts sends one request per cost, each from its own goroutine started
-// in order, and returns when each was sent, from the start.
+// sendCosts sends one request per cost, as sendInTurn does, and returns when
+// each was answered (sent, with an instant base), from the start.
 func sendCosts(t *testing.T, tr http.RoundTripper, costs []int) ([]time.Duration, []error) {
 	t.Helper()
-	start := time.Now()
-	sent := make([]time.Duration, len(costs))
-	errs := make([]error, len(costs))
-	var wg sync.WaitGroup
+	ctxs := make([]context.Context, len(costs))
 	for i, n := range costs {
+		ctxs[i] = WithCost(context.Background(), n)
+	}
+	return sendInTurn(t, tr, ctxs...)
+}
+
+// sendInTurn sends one request per context, each from its own goroutine,
+// started once the last one is blocked so that they queue in this order, and
+// returns when each was answered, from the start, and its error.
+func sendInTurn(t *testing.T, tr http.RoundTripper, ctxs ...context.Context) ([]time.Duration, []error) {
+	t.Helper()
+	start := time.Now()
+	answered := make([]time.Duration, len(ctxs))
+	errs := make([]error, len(ctxs))
+	var wg sync.WaitGroup
+	for i, ctx := range ctxs {
 		wg.Go(func() {
-			resp, err := get(t, tr, WithCost(context.Background(), n))
+			resp, err := get(t, tr, ctx)
 			if err == nil {
 				resp.Body.Close()
 			}
-			sent[i], errs[i] = time.Since(start), err
+			answered[i], errs[i] = time.Since(start), err
 		})
 		synctest.Wait() // queued in this order
 	}
 	wg.Wait()
-	return sent, errs
+	return answered, errs
+}
+
+// background is n plain contexts, for sendInTurn.
+func background(n int) []context.Context {
+	return slices.Repeat([]context.Context{context.Background()}, n)
+}
+
+// refusedOnce answers the first request 429 with Retry-After retryAfter,
+// and every later one 200.
+func refusedOnce(retryAfter string) roundTripFunc {
+	var calls atomic.Int64
+	return func(r *http.Request) (*http.Response, error) {
+		if calls.Add(1) == 1 {
+			h := http.Header{}
+			h.Set("Retry-After", retryAfter)
+			return newResponse(r, http.StatusTooManyRequests, h, ""), nil
+		}
+		return newResponse(r, http.StatusOK, nil, "ok"), nil
+	}
 }
 
 // TestMetersBothQuotas: a request goes when both its quotas can take its
@@ -227,15 +259,7 @@ func TestMetersLearnTheirOwn(t *testing.T) {
 // Transport with Meters.
 func TestMeters429AndFlights(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var calls atomic.Int64
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if calls.Add(1) == 1 {
-				h := http.Header{}
-				h.Set("Retry-After", "3")
-				return newResponse(r, http.StatusTooManyRequests, h, ""), nil
-			}
-			return newResponse(r, http.StatusOK, nil, "ok"), nil
-		})
+		base := refusedOnce("3")
 		tr := metered(base, 100, 100, 10)
 		resp, err := get(t, tr, WithCost(context.Background(), 1))
 		require.NoError(t, err)

@@ -20,15 +20,7 @@ import (
 // A retried request with Meters ends every flight of each attempt.
 func TestRegressRetriesMeters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var calls atomic.Int64
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if calls.Add(1) == 1 {
-				h := http.Header{}
-				h.Set("Retry-After", "1")
-				return newResponse(r, http.StatusTooManyRequests, h, ""), nil
-			}
-			return newResponse(r, http.StatusOK, nil, "ok"), nil
-		})
+		base := refusedOnce("1")
 		tr := &Transport{Base: base, Retries: 2, Config: Config{Limit: 10, Burst: 10, MaxInFlight: 1},
 			Meters: []Meter{{Unit: "tokens", Config: Config{Limit: 10, Burst: 10, MaxInFlight: 1}}}}
 		start := time.Now()
@@ -88,19 +80,11 @@ func TestRegressLearnedBurstBelowCost(t *testing.T) {
 			if meters {
 				tr.Meters = []Meter{{Unit: "requests", Config: Config{Limit: 1000, Burst: 1000}}}
 			}
-			start := time.Now()
-			var wg sync.WaitGroup
-			for i, n := range []int{1, 300, 1} {
-				wg.Go(func() {
-					resp, err := get(t, tr, WithCost(context.Background(), n))
-					if err == nil {
-						resp.Body.Close()
-					}
-					assert.NoError(t, err, "meters=%v: request %d of cost %d, after %v", meters, i, n, time.Since(start))
-				})
-				synctest.Wait()
+			costs := []int{1, 300, 1}
+			answered, errs := sendCosts(t, tr, costs)
+			for i, err := range errs {
+				assert.NoError(t, err, "meters=%v: request %d of cost %d, after %v", meters, i, costs[i], answered[i])
 			}
-			wg.Wait()
 			assert.GreaterOrEqual(t, tr.Stats().Keys["api.test"].Burst, 300, "meters=%v", meters)
 		})
 	}
@@ -138,17 +122,7 @@ func TestRegressGateWaitEvent(t *testing.T) {
 			if meters {
 				tr.Meters = []Meter{{Unit: "tokens", Config: Config{Limit: 1000, Burst: 1000}}}
 			}
-			var wg sync.WaitGroup
-			for range 2 {
-				wg.Go(func() {
-					resp, err := get(t, tr, context.Background())
-					if err == nil {
-						resp.Body.Close()
-					}
-				})
-				synctest.Wait()
-			}
-			wg.Wait()
+			sendInTurn(t, tr, background(2)...)
 			assert.EqualValues(t, 1, waits.Load(), "meters=%v: a 2 s wait", meters)
 			assert.EqualValues(t, 1, tr.Stats().Keys["api.test"].Waited, "meters=%v", meters)
 		})
@@ -232,17 +206,7 @@ func TestRegressProbeLostTakesTokens(t *testing.T) {
 		}
 		resp.Body.Close()
 		time.Sleep(time.Second) // the cooldown's end
-		var wg sync.WaitGroup
-		for range 3 {
-			wg.Go(func() {
-				resp, err := get(t, tr, context.Background())
-				if err == nil {
-					resp.Body.Close()
-				}
-			})
-			synctest.Wait()
-		}
-		wg.Wait()
+		sendInTurn(t, tr, background(3)...)
 		assert.Len(t, sentAt, 4)
 		assert.EqualValues(t, 4, tr.Stats().Keys["api.test"].Admitted, "every request sent took its token")
 		for i := 2; i < len(sentAt); i++ {
@@ -273,19 +237,10 @@ func TestRegressScopeSwitchChargesMeterOnce(t *testing.T) {
 		})
 		tr := &Transport{Base: base, Config: Config{Limit: 1000, Burst: 1000},
 			Meters: []Meter{{Unit: "tokens", Config: Config{Limit: 10, Burst: 1}}}}
-		var wg sync.WaitGroup
-		for range 2 {
-			wg.Go(func() {
-				resp, err := get(t, tr, context.Background())
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				resp.Body.Close()
-			})
-			synctest.Wait()
+		_, errs := sendInTurn(t, tr, background(2)...)
+		for _, err := range errs {
+			assert.NoError(t, err)
 		}
-		wg.Wait()
 		st := tr.Stats().Keys["api.test##tokens"]
 		if st.Admitted != uint64(sent.Load()) {
 			t.Errorf("meter admitted %d for %d requests sent", st.Admitted, sent.Load())

@@ -78,7 +78,7 @@ func FiberFixed() Server {
 	return Server{
 		Name:          "fiber",
 		Algorithm:     "fixed window from first request, whole-second clock",
-		Headers:       "X-RateLimit-Limit/Remaining/Reset (s) on 2xx, only Retry-After (s) on 429",
+		Headers:       fiberHeaders,
 		Quota:         Quota{Limit: defLimit, Window: defWindow},
 		CountsRefused: true,
 		start:         func() (*Instance, error) { return serveFiber(fiberlimiter.FixedWindow{}) },
@@ -102,7 +102,7 @@ func FiberSliding() Server {
 	return Server{
 		Name:          "fiber-sliding",
 		Algorithm:     "sliding-window counter, counts refused, whole-second clock",
-		Headers:       "X-RateLimit-Limit/Remaining/Reset (s) on 2xx, only Retry-After (s) on 429",
+		Headers:       fiberHeaders,
 		Quota:         Quota{Limit: defLimit, Window: defWindow},
 		CountsRefused: true,
 		// 10/s is a third over what it serves from the second window on,
@@ -111,6 +111,9 @@ func FiberSliding() Server {
 		start:             func() (*Instance, error) { return serveFiber(fiberlimiter.SlidingWindow{}) },
 	}
 }
+
+// fiberHeaders is what fiber's limiter sends, in either algorithm.
+const fiberHeaders = "X-RateLimit-Limit/Remaining/Reset (s) on 2xx, only Retry-After (s) on 429"
 
 // serveFiber serves a fiber app limited by algo on a free loopback port.
 func serveFiber(algo fiberlimiter.LimiterHandler) (*Instance, error) {

@@ -57,7 +57,10 @@ func Nginx() Server {
 	}
 }
 
-const nginxConf = `daemon off;
+// nginxPrelude is what every configuration here starts with: one process
+// in the foreground, its pid and logs in the prefix, and an access log of
+// statuses alone, which Admitted counts. The http block stays open.
+const nginxPrelude = `daemon off;
 master_process off;
 worker_processes 1;
 pid nginx.pid;
@@ -68,7 +71,9 @@ http {
 	log_format status '$status';
 	access_log access.log status;
 	keepalive_requests 1000000;
-	limit_req_zone $binary_remote_addr zone=api:1m rate=10r/s;
+`
+
+const nginxConf = nginxPrelude + `	limit_req_zone $binary_remote_addr zone=api:1m rate=10r/s;
 	limit_req_status 429;
 	server {
 		listen 127.0.0.1:%d;
@@ -198,18 +203,7 @@ func tryNginx(bin, dir string, config func(port int) []byte) (*Instance, error) 
 // nginxConnConf is nginx's limit_conn in front of a backend (proxy_pass):
 // at most %d requests of one client address in flight, any more refused at
 // once with 429.
-const nginxConnConf = `daemon off;
-master_process off;
-worker_processes 1;
-pid nginx.pid;
-error_log error.log warn;
-events { worker_connections 1024; }
-http {
-	default_type text/plain;
-	log_format status '$status';
-	access_log access.log status;
-	keepalive_requests 1000000;
-	limit_conn_zone $binary_remote_addr zone=conn:1m;
+const nginxConnConf = nginxPrelude + `	limit_conn_zone $binary_remote_addr zone=conn:1m;
 	limit_conn_status 429;
 	server {
 		listen 127.0.0.1:%d;
