@@ -170,13 +170,20 @@ type model struct {
 	discover  int     // no quota stated, no 429 yet: answers while requests go one at a time
 	rate      float64 // the rate the model set last, tokens/s (+Inf: none)
 	rmax      float64 // the rate that drew the last 429, tokens per second
-	slowStart bool    // rmax was never measured: double instead of curving
-	backoffs  int     // cooldowns in a row that the server gave no end for
-	cutOpen   bool    // cut since the last success: another 429 backs off but does not cut
-	cut       instant // when the rate was last cut or set free; a 429 for a request sent before it is of the same episode
-	ok        float64 // answers that were not refusals
-	okAtCut   float64 // ok when cut was set
-	holdEnd   instant // the end of the last hold the model planned
+	slowStart bool    // rmax is a guess, not measured: double instead of curving
+	// first: the first 429 came from unthrottled, and nothing succeeded
+	// since; firstOK requests succeeded from firstAt up to it.
+	first       bool
+	firstAt     instant
+	firstOK     float64
+	backoffs    int     // cooldowns in a row that the server gave no end for
+	cutOpen     bool    // cut since the last success: another 429 backs off but does not cut
+	cut         instant // when the rate was last cut or set free; a 429 for a request sent before it is of the same episode
+	ok          float64 // answers that were not refusals
+	okAtCut     float64 // ok when cut was set
+	holdEnd     instant // the end of the last hold the model planned
+	plateau     instant // when the curve last took its top for its plateau
+	okAtPlateau float64 // ok then
 	// onTime: a new window answered before the old one's reset, and no
 	// answer since from the old window after it: windows end by their
 	// resets, and a probe may go at the reset rather than at its latest end.
@@ -264,7 +271,15 @@ func (m *model) observe(o observation) plan {
 	if limited(o.status, q) {
 		m.cooldown(o)
 	} else if o.status < 400 && m.aimd {
-		m.backoffs, m.cutOpen = 0, false
+		if m.first {
+			m.recovered(o.sent)
+		}
+		m.backoffs = 0
+		// The probe after a hold does not end the episode alone: a 429
+		// right after it says the server had room for just the probe, not
+		// that the rate is too high (echo's bucket after a hold, or a
+		// sliding counter's old count), so it backs off again, uncut.
+		m.cutOpen = m.cutOpen && m.ok-m.okAtCut < 2
 		m.setRate(m.cubic(o.arrived))
 	} else if o.status < 400 {
 		m.backoffs, m.cutOpen = 0, false

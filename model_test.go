@@ -351,13 +351,7 @@ func TestModelRetryAfterAtACoarseResetWaitsForItsLatestEnd(t *testing.T) {
 // start at a request a second.
 func TestModelBare429SoonAfterACutKeepsTheMeasuredRate(t *testing.T) {
 	m := testModel()
-	seq := 0.0
-	bare := func(at float64, status int) plan {
-		seq++
-		o := ans(seq, seq, at, at+0.001, -1, -1, 0)
-		o.status = status
-		return m.observe(o)
-	}
+	bare := bareAnswers(&m)
 	for range 20 {
 		bare(0, http.StatusOK)
 	}
@@ -379,6 +373,126 @@ func TestModelBare429SoonAfterACutKeepsTheMeasuredRate(t *testing.T) {
 	p = bare(1.35, http.StatusTooManyRequests)
 	assert.False(t, m.slowStart, "a rate was measured: no slow start")
 	assert.InDelta(t, decrease*inForce, p.rate, 1e-6)
+}
+
+// bareAnswers returns a function that feeds m the answer, with no quota
+// headers, to the next request, sent at at (seconds) and answered a
+// millisecond later.
+func bareAnswers(m *model) func(at float64, status int) plan {
+	seq := 0.0
+	return func(at float64, status int) plan {
+		seq++
+		o := ans(seq, seq, at, at+0.001, -1, -1, 0)
+		o.status = status
+		return m.observe(o)
+	}
+}
+
+// A fixed window of 30 per 3 s that sends no headers (ulule/limiter without
+// them): its first 30 come at once, and nothing more until the window ends.
+// The burst over a second guessed 37.5/s, and the pace after the hold spent
+// the next window in under a second and drew a 429 at every window; the
+// hold's end shows the rate: at most 30 over the 3.2 s until the server
+// served again.
+func TestModelFirstBurstIsMeasuredAtItsRecovery(t *testing.T) {
+	m := testModel()
+	bare := bareAnswers(&m)
+	for range 30 {
+		bare(0, http.StatusOK)
+	}
+	p := bare(0.002, http.StatusTooManyRequests)
+	require.True(t, p.holdOn)
+	assert.GreaterOrEqual(t, p.hold.sub(secs(0.003)), minBackoff/2, "the first backoff")
+	bare(1, http.StatusTooManyRequests)
+	bare(3.2, http.StatusOK)
+	assert.InDelta(t, 30/3.2, m.rmax, 1e-9, "the burst over the time until the server served again")
+	assert.False(t, m.slowStart)
+	assert.LessOrEqual(t, m.rate, 1.001*30/3.2, "not over it")
+}
+
+// A token bucket that sends no headers serves again within a second of its
+// first 429: the guess from its burst was no window's quota, and the rate
+// doubles from it until a 429 measures the bucket's refill.
+func TestModelQuickRecoveryDoublesFromTheGuess(t *testing.T) {
+	m := testModel()
+	bare := bareAnswers(&m)
+	for range 6 {
+		bare(0, http.StatusOK)
+	}
+	bare(0.002, http.StatusTooManyRequests)
+	guess := m.rmax
+	bare(0.3, http.StatusOK)
+	require.True(t, m.slowStart)
+	var p plan
+	for i := range 10 {
+		p = bare(0.4+0.1*float64(i), http.StatusOK)
+	}
+	assert.Greater(t, p.rate, 2*guess, "doubled twice in 1.3 s")
+}
+
+// After a hold, one request goes alone. A 429 right after it answered says
+// that the server had room for just that one (a bucket that gave back one
+// token, a sliding counter's old count that fell by one), not that the rate
+// is too high: it backs off again but does not cut. Cutting there, from a
+// second of hold with one served, took counting-bare to 1.25/s, and echo's
+// bucket back to a slow start at 1/s.
+func TestModelProbeAloneDoesNotEndTheEpisode(t *testing.T) {
+	m := testModel()
+	bare := bareAnswers(&m)
+	for range 20 {
+		bare(0, http.StatusOK)
+	}
+	bare(0.002, http.StatusTooManyRequests)
+	bare(1.5, http.StatusOK) // the probe
+	before := m.rate
+	p := bare(1.51, http.StatusTooManyRequests)
+	require.True(t, p.holdOn, "it backs off")
+	assert.Equal(t, before, m.rate, "uncut")
+	assert.False(t, m.slowStart)
+	// Two served since the cut: the episode is over, and a 429 cuts.
+	bare(2, http.StatusOK)
+	bare(2.1, http.StatusOK)
+	cut := bare(2.2, http.StatusTooManyRequests).rate
+	assert.Less(t, cut, before)
+}
+
+// With no 429, the curve does not stay under a rate measured low: a k at
+// its top (a tenth over the rate that drew the last 429) makes that top the
+// new plateau, and it climbs on, if the client sends at half that rate or
+// more. Capped at a quarter over it, a rate of 5/s measured on a server of
+// 10/s stayed at 6.25/s for good (nginx's limit_req, 10 r/s, served 86–88
+// of 125 in 12 s).
+func TestModelClimbIsNotStuckBelowTheServersRate(t *testing.T) {
+	m := testModel()
+	bare := bareAnswers(&m)
+	for range 5 {
+		bare(0, http.StatusOK)
+	}
+	bare(0.002, http.StatusTooManyRequests)
+	bare(1.5, http.StatusOK)
+	bare(1.6, http.StatusOK)
+	m.slowStart, m.rmax = false, 5 // as if measured
+	var p plan
+	for at := 1.7; at < 21.7; at += 0.1 {
+		p = bare(at, http.StatusOK)
+	}
+	assert.Greater(t, p.rate, 10.0, "20 s later, past the server's rate")
+
+	// A client that sends a request a second learns nothing of a limit of
+	// 5/s: it does not climb.
+	m = testModel()
+	bare = bareAnswers(&m)
+	for range 5 {
+		bare(0, http.StatusOK)
+	}
+	bare(0.002, http.StatusTooManyRequests)
+	bare(1.5, http.StatusOK)
+	bare(1.6, http.StatusOK)
+	m.slowStart, m.rmax = false, 5
+	for at := 2.0; at < 62; at++ {
+		p = bare(at, http.StatusOK)
+	}
+	assert.LessOrEqual(t, p.rate, maxClimb*5)
 }
 
 // throttled's GCRA told its 10/s: near full, its "seconds until full" reset
