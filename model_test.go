@@ -345,17 +345,32 @@ func TestModelRetryAfterAtACoarseResetWaitsForItsLatestEnd(t *testing.T) {
 	assert.InDelta(t, 3*sec, float64(p.hold), 1e6, "hold %v", time.Duration(p.hold))
 }
 
+// afterBurst returns a model of a server that sends no quota headers and
+// served n requests at once at 0 before a 429 at 0.002, with a function that
+// feeds it the answer to the next request, sent at at (seconds) and answered
+// a millisecond later, and the plan after that 429.
+func afterBurst(n int) (m *model, bare func(at float64, status int) plan, cut plan) {
+	mod := testModel()
+	m = &mod
+	seq := 0.0
+	bare = func(at float64, status int) plan {
+		seq++
+		o := ans(seq, seq, at, at+0.001, -1, -1, 0)
+		o.status = status
+		return m.observe(o)
+	}
+	for range n {
+		bare(0, http.StatusOK)
+	}
+	return m, bare, bare(0.002, http.StatusTooManyRequests)
+}
+
 // A token bucket that sends no headers (echo's x/time/rate, 10/s, burst
 // 20): its free burst is cut, and the 429 that comes soon after (the cut
 // left the bucket empty) cuts what was measured since, not back to a slow
 // start at a request a second.
 func TestModelBare429SoonAfterACutKeepsTheMeasuredRate(t *testing.T) {
-	m := testModel()
-	bare := bareAnswers(&m)
-	for range 20 {
-		bare(0, http.StatusOK)
-	}
-	p := bare(0.01, http.StatusTooManyRequests)
+	m, bare, p := afterBurst(20)
 	require.True(t, m.aimd)
 	first := p.rate
 	assert.Greater(t, first, 10.0, "what the burst served, over a second")
@@ -375,19 +390,6 @@ func TestModelBare429SoonAfterACutKeepsTheMeasuredRate(t *testing.T) {
 	assert.InDelta(t, decrease*inForce, p.rate, 1e-6)
 }
 
-// bareAnswers returns a function that feeds m the answer, with no quota
-// headers, to the next request, sent at at (seconds) and answered a
-// millisecond later.
-func bareAnswers(m *model) func(at float64, status int) plan {
-	seq := 0.0
-	return func(at float64, status int) plan {
-		seq++
-		o := ans(seq, seq, at, at+0.001, -1, -1, 0)
-		o.status = status
-		return m.observe(o)
-	}
-}
-
 // A fixed window of 30 per 3 s that sends no headers (ulule/limiter without
 // them): its first 30 come at once, and nothing more until the window ends.
 // The burst over a second guessed 37.5/s, and the pace after the hold spent
@@ -395,12 +397,7 @@ func bareAnswers(m *model) func(at float64, status int) plan {
 // hold's end shows the rate: at most 30 over the 3.2 s until the server
 // served again.
 func TestModelFirstBurstIsMeasuredAtItsRecovery(t *testing.T) {
-	m := testModel()
-	bare := bareAnswers(&m)
-	for range 30 {
-		bare(0, http.StatusOK)
-	}
-	p := bare(0.002, http.StatusTooManyRequests)
+	m, bare, p := afterBurst(30)
 	require.True(t, p.holdOn)
 	assert.GreaterOrEqual(t, p.hold.sub(secs(0.003)), minBackoff/2, "the first backoff")
 	bare(1, http.StatusTooManyRequests)
@@ -414,12 +411,7 @@ func TestModelFirstBurstIsMeasuredAtItsRecovery(t *testing.T) {
 // first 429: the guess from its burst was no window's quota, and the rate
 // doubles from it until a 429 measures the bucket's refill.
 func TestModelQuickRecoveryDoublesFromTheGuess(t *testing.T) {
-	m := testModel()
-	bare := bareAnswers(&m)
-	for range 6 {
-		bare(0, http.StatusOK)
-	}
-	bare(0.002, http.StatusTooManyRequests)
+	m, bare, _ := afterBurst(6)
 	guess := m.rmax
 	bare(0.3, http.StatusOK)
 	require.True(t, m.slowStart)
@@ -437,12 +429,7 @@ func TestModelQuickRecoveryDoublesFromTheGuess(t *testing.T) {
 // second of hold with one served, took counting-bare to 1.25/s, and echo's
 // bucket back to a slow start at 1/s.
 func TestModelProbeAloneDoesNotEndTheEpisode(t *testing.T) {
-	m := testModel()
-	bare := bareAnswers(&m)
-	for range 20 {
-		bare(0, http.StatusOK)
-	}
-	bare(0.002, http.StatusTooManyRequests)
+	m, bare, _ := afterBurst(20)
 	bare(1.5, http.StatusOK) // the probe
 	before := m.rate
 	p := bare(1.51, http.StatusTooManyRequests)
@@ -463,12 +450,7 @@ func TestModelProbeAloneDoesNotEndTheEpisode(t *testing.T) {
 // 10/s stayed at 6.25/s for good (nginx's limit_req, 10 r/s, served 86–88
 // of 125 in 12 s).
 func TestModelClimbIsNotStuckBelowTheServersRate(t *testing.T) {
-	m := testModel()
-	bare := bareAnswers(&m)
-	for range 5 {
-		bare(0, http.StatusOK)
-	}
-	bare(0.002, http.StatusTooManyRequests)
+	m, bare, _ := afterBurst(5)
 	bare(1.5, http.StatusOK)
 	bare(1.6, http.StatusOK)
 	m.slowStart, m.rmax = false, 5 // as if measured
@@ -480,12 +462,7 @@ func TestModelClimbIsNotStuckBelowTheServersRate(t *testing.T) {
 
 	// A client that sends a request a second learns nothing of a limit of
 	// 5/s: it does not climb.
-	m = testModel()
-	bare = bareAnswers(&m)
-	for range 5 {
-		bare(0, http.StatusOK)
-	}
-	bare(0.002, http.StatusTooManyRequests)
+	m, bare, _ = afterBurst(5)
 	bare(1.5, http.StatusOK)
 	bare(1.6, http.StatusOK)
 	m.slowStart, m.rmax = false, 5
