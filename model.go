@@ -189,7 +189,12 @@ type model struct {
 	// resets, and a probe may go at the reset rather than at its latest end.
 	onTime   bool
 	winLeast float64 // the least Remaining the current window has reported
-	jitter   rand.PCG
+	// winEnd is the soonest reset, plus its answer's latency, that the
+	// current window's answers stated (never: none). Each answer places
+	// the window's end within a slack of its own reset; the window's end is
+	// in all of those spans, so the soonest bounds the latest end.
+	winEnd instant
+	jitter rand.PCG
 }
 
 // An answer is what the model keeps of one observation; the zero answer
@@ -349,9 +354,14 @@ func (m *model) remaining(o observation) {
 	tol := max(sl, float64(10*time.Millisecond))
 	both := hasRef && eOK && prev.resetOK
 	// A later reset is a new window when it is far enough from the old one,
-	// or when the request went out after the old one had passed: windows of
-	// a second or two cannot be told apart by whole-second resets alone.
-	newer := both && (e.sub(prev.reset) > tol || o.sent >= prev.reset && e.sub(prev.reset) > float64(time.Millisecond))
+	// or when the request went out after the old one had passed (by its
+	// reset, or by a stated length after its first answer): windows of a
+	// second or two cannot be told apart by whole-second resets alone.
+	passed := prev.reset
+	if m.stated && m.winLen > 0 && hasRef {
+		passed = min(passed, m.winT0.add(m.winLen))
+	}
+	newer := both && (e.sub(prev.reset) > tol || o.sent >= passed && e.sub(prev.reset) > float64(time.Millisecond))
 	older := both && prev.reset.sub(e) > tol
 	sameWin := hasRef && (!eOK && !prev.resetOK || both && !newer && !older)
 
@@ -440,9 +450,12 @@ func (m *model) remaining(o observation) {
 		m.crossings++
 		fallthrough
 	case !hasRef, newer:
-		m.winLeast, m.winE0, m.winE0OK, m.winT0 = r, e, eOK, o.arrived
+		m.winLeast, m.winE0, m.winE0OK, m.winT0, m.winEnd = r, e, eOK, o.arrived, never
 	case sameWin:
 		m.winLeast = min(m.winLeast, r)
+	}
+	if eOK && !older {
+		m.winEnd = min(m.winEnd, e.add(o.arrived.sub(o.sent)))
 	}
 
 	// The cap.
@@ -483,19 +496,38 @@ func (m *model) remaining(o observation) {
 		// wait too.
 		grow = max(safety*m.steady()*m.ownShare()/float64(time.Second), 1/m.maxCooldown)
 	} else if eOK {
-		// The window ends in [e − slack, e + slack]: real servers truncate
-		// (end after e) more often than they round up (end before e), and
-		// a probe too early is a 429. Probe at the latest end, and at e
-		// once the server is a fixed window shown to end by its resets.
-		end = e.add(o.arrived.sub(o.sent))
-		if !m.onTime || m.kind == kindUnknown {
+		// The window ends in [e − slack, e + slack] for the reset e of
+		// each of its answers: real servers truncate (end after e) more
+		// often than they round up (end before e), and a probe too early
+		// is a 429. Probe at the latest end, the soonest e + slack, and at
+		// the soonest e once the server is a fixed window shown to end by
+		// its resets.
+		lat := o.arrived.sub(o.sent)
+		end = m.winEnd // the soonest reset of the window's answers
+		if (!m.onTime || m.kind == kindUnknown) && o.coarse {
 			// Until then the reset may be truncated, or a sliding window's
-			// turn, whose quota comes back gradually. A window ends no
-			// later than its length after its first answer, though, once
-			// a crossing has shown where windows start.
-			end = e.add(sl)
-			if m.winLen > 0 && (m.stated || m.crossings > 0) {
-				end = min(end, max(e, m.winT0.add(m.winLen)).add(o.arrived.sub(o.sent)))
+			// turn, whose quota comes back gradually. Truncated, the
+			// soonest is the answer just after a whole second ticked
+			// over: less than a second before the end (fiber's first
+			// window was probed up to 1.8 s late, from its last answer's
+			// reset).
+			end = end.add(coarseSlack)
+		}
+		if m.winLen > 0 && (m.stated || m.crossings > 0) {
+			// A window ends no later than its length after its first
+			// answer (that request was counted in it), once the server or
+			// a crossing has shown where windows start. A stated length
+			// is exact, and so that bound holds up to a slack before the
+			// reset: the reset was rounded up (express-rate-limit's, by up
+			// to a second, probed 0.2–0.9 s late at each window, which
+			// ticks from the first request after the last). An inferred
+			// one may be short: not before the reset.
+			wEnd := m.winT0.add(m.winLen)
+			if !m.stated {
+				wEnd = max(wEnd, e)
+			}
+			if wEnd >= e.add(-sl) {
+				end = min(end, wEnd.add(lat))
 			}
 		}
 	} else if m.winLen > 0 {

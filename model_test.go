@@ -285,6 +285,37 @@ func TestModelRefillCountsAsSpentInTheShare(t *testing.T) {
 	assert.InDelta(t, 0.25, m.share, 0.02)
 }
 
+// Every answer of a window places its end within a slack of its own reset,
+// so the end is in all of those spans: the latest end is the soonest reset
+// plus the slack. gofiber's whole-second resets went from 2 to 1 at 2.0 s;
+// its window's last answer, at 2.84 s, says 1 (3.84 s), and was probed at
+// its reset plus a second, 0.84 s after the soonest allowed.
+func TestModelWindowEndIsTheSoonestOfItsResets(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.001, 30, 29, 3))
+	m.observe(ans(20, 20, 1.9, 1.901, 30, 10, 3.9))  // "2"
+	m.observe(ans(21, 21, 2.0, 2.001, 30, 9, 3.001)) // "1": the soonest
+	p := m.observe(ans(30, 30, 2.84, 2.841, 30, 0, 3.841))
+	assert.InDelta(t, 4.002*sec, float64(p.capEnd), 1e6, "cap end %v", time.Duration(p.capEnd))
+}
+
+// A stated window (IETF w, a policy) ends no later than its length after
+// its first answer, even where a reset rounded up says up to a second more:
+// express-rate-limit, whose windows tick from the first request after the
+// last one ended, was probed 0.2–0.9 s late at each window. The probe then
+// sent before the old reset and answered from a full window is a new
+// window, not a rise inside the old one (a sliding window).
+func TestModelStatedWindowEndsByItsLength(t *testing.T) {
+	m := testModel()
+	stated := func(o observation) observation { o.q.Window = 3 * time.Second; return o }
+	m.observe(stated(ans(1, 1, 0, 0.01, 30, 29, 3)))
+	p := m.observe(stated(ans(30, 30, 2.85, 2.86, 30, 0, 3.86))) // rounded up from 0.15 s
+	assert.InDelta(t, 3.02*sec, float64(p.capEnd), 1e6, "cap end %v", time.Duration(p.capEnd))
+	m.observe(stated(ans(31, 31, 3.02, 3.03, 30, 29, 6.03)))
+	assert.NotEqual(t, kindRefill, m.kind, "a new window")
+	assert.Equal(t, 1, m.crossings)
+}
+
 // A fixed window whose resets are truncated (sethvargo/go-limiter: the
 // window ends within the second after its stated reset) is probed at the
 // reset's latest end, and one that is shown to round them up at the reset.
