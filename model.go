@@ -27,10 +27,12 @@ import (
 //     and only lowered by the others (they may be stale or reordered).
 //   - Resets are uncertain. Whole-second resets may be truncated, rounded or
 //     rounded up, and a delta is measured from an arrival that is late by the
-//     latency: the window ends somewhere in [reset − slack, reset + slack].
-//     A spent cap holds to the latest end (to the reset itself once the
-//     server is a fixed window shown to end by its resets: a new window
-//     answered before the old one's reset); then one probe goes alone and
+//     latency: the window ends somewhere in [reset − slack, reset + slack]
+//     for each of its answers, so by the soonest reset plus the slack. A
+//     spent cap holds to that latest end (to the soonest reset itself once
+//     the server is a fixed window shown to end by its resets: a new window
+//     answered before the old one's reset), and no later than a stated
+//     window's length after its first answer; then one probe goes alone and
 //     its answer sizes the next window.
 //   - Refilling servers show it. A sliding window: a later request is told
 //     more than an earlier one within one window, or a window is born short
