@@ -79,14 +79,18 @@ type observation struct {
 	// behind is how many requests admitted before this one were still
 	// unanswered when it was answered, at least: the server may not have
 	// counted them yet (they were overtaken on the way).
-	behind  float64
-	sent    instant // when the request was admitted
-	arrived instant // when its answer arrived
-	status  int
-	q       Quota
-	reset   instant // q.Reset on the bucket's clock, if resetOK
-	resetOK bool    // the answer stated a reset
-	coarse  bool    // the reset has whole-second resolution
+	behind float64
+	// inflight is how many of this client's requests were still unanswered
+	// when it was answered, this one not counted; −1: not known (an answer
+	// observed without its Flight).
+	inflight float64
+	sent     instant // when the request was admitted
+	arrived  instant // when its answer arrived
+	status   int
+	q        Quota
+	reset    instant // q.Reset on the bucket's clock, if resetOK
+	resetOK  bool    // the answer stated a reset
+	coarse   bool    // the reset has whole-second resolution
 }
 
 // A plan is what the gate enforces after an answer.
@@ -473,7 +477,20 @@ func (m *model) remaining(o observation) {
 		// server's windows end by their resets (it rounds them up).
 		m.onTime = true
 	}
-	allowed := o.seq + r
+	// Nothing of this client's in flight: the server has counted every
+	// request it admitted, and a window that does not refill has the least
+	// Remaining it reported left, whatever order the answers came in. That
+	// is the cap, as if the last request admitted had been told it. An
+	// answer overtaken on the way (told more spent than its own number
+	// shows) lowered the cap below it: a burst of 20 answered out of order
+	// left 10 of ulule's 30 unspent for the rest of the window, in one run
+	// of eight.
+	settled := sameWin && !causal && o.inflight == 0 && m.kind != kindRefill
+	seq := o.seq
+	if settled {
+		seq, r = o.admitted, m.winLeast
+	}
+	allowed := seq + r
 	if sh := m.ownShare(); sh < 1 {
 		// This client's share of what is left, rounded at random so that
 		// clients that each hold less than one still spend it between them.
@@ -489,7 +506,7 @@ func (m *model) remaining(o observation) {
 		if m.kind != kindRefill {
 			spread *= 2
 		}
-		allowed = o.seq + math.Floor(sh*max(r-spread, 0)+m.uniform())
+		allowed = seq + math.Floor(sh*max(r-spread, 0)+m.uniform())
 	}
 	grow := 0.0
 	end := never
@@ -538,9 +555,13 @@ func (m *model) remaining(o observation) {
 		end = o.arrived.add(coarseSlack)
 	}
 	switch {
-	case !hasRef || causal || newer || !p.capOn || o.arrived >= p.capEnd:
-		*p = plan{rate: p.rate, burst: p.burst, alone: p.alone, capOn: true, capBase: allowed, capAt: o.arrived, capGrow: grow, capEnd: end, capRef: o.seq, capBehind: o.behind}
-		m.ref = answer{ok: true, seq: o.seq, arrived: o.arrived, remaining: r, reset: e, resetOK: eOK, admitted: o.admitted}
+	case !hasRef || causal || newer || settled || !p.capOn || o.arrived >= p.capEnd:
+		behind := o.behind
+		if settled {
+			behind = 0
+		}
+		*p = plan{rate: p.rate, burst: p.burst, alone: p.alone, capOn: true, capBase: allowed, capAt: o.arrived, capGrow: grow, capEnd: end, capRef: seq, capBehind: behind}
+		m.ref = answer{ok: true, seq: seq, arrived: o.arrived, remaining: r, reset: e, resetOK: eOK, admitted: o.admitted}
 	case older:
 		return // an answer from an older window says nothing of this one
 	default:

@@ -43,11 +43,24 @@ func TestModelRemainingIsACap(t *testing.T) {
 
 	// An answer to request 4 (sent before 5's answer arrived) says 5 left:
 	// not causal, so it cannot raise the cap.
-	p = m.observe(ans(4, 8, 0.9, 1.2, 30, 5, 3))
+	o := ans(4, 8, 0.9, 1.2, 30, 5, 3)
+	o.inflight = 3 // 6, 7 and 8
+	p = m.observe(o)
 	assert.Equal(t, 8.0, p.capSeq(secs(1.2)), "a non-causal answer never raises the cap")
 	// One that says 1 left lowers it.
-	p = m.observe(ans(6, 8, 1.05, 1.25, 30, 1, 3))
+	o = ans(6, 8, 1.05, 1.25, 30, 1, 3)
+	o.inflight = 2 // 7 and 8
+	p = m.observe(o)
 	assert.Equal(t, 7.0, p.capSeq(secs(1.25)), "any answer may lower the cap")
+	// 7 and 8 answered, both told more than 1 left, as the server counted
+	// them before 6: with nothing in flight, the window's least
+	// Remaining is what is left after 8.
+	o = ans(7, 8, 1.05, 1.3, 30, 2, 3)
+	o.inflight = 1
+	p = m.observe(o)
+	assert.Equal(t, 7.0, p.capSeq(secs(1.3)), "8 still in flight")
+	p = m.observe(ans(8, 8, 1.05, 1.31, 30, 3, 3))
+	assert.Equal(t, 9.0, p.capSeq(secs(1.31)), "settled: 8 admitted, 1 left")
 }
 
 func TestModelCausalAnswerReplacesTheCap(t *testing.T) {

@@ -150,12 +150,13 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 		o.seq, o.sent = f.seq, f.sent
 		// Of those in flight, the ones admitted after this request are at
 		// most admitted − seq; any more were admitted before it.
-		o.behind = max(float64(b.inflight.Load())-(o.admitted-o.seq), 0)
+		o.inflight = float64(b.inflight.Load())
+		o.behind = max(o.inflight-(o.admitted-o.seq), 0)
 		if o.seq < b.capRef && b.capBehind > 0 {
 			b.capBehind-- // one the cap took as not yet counted is answered
 		}
 	} else {
-		o.seq, o.sent = o.admitted-float64(b.inflight.Load()), now
+		o.seq, o.sent, o.inflight = o.admitted-float64(b.inflight.Load()), now, -1
 	}
 	if b.learning {
 		b.probing = max(b.probing-1, 0)
