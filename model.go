@@ -24,7 +24,9 @@ import (
 //     before the window ends: the requests sent before it were counted, those
 //     admitted after it were not. The cap is replaced by an answer to a
 //     request admitted after the cap's own answer arrived (causal evidence),
-//     and only lowered by the others (they may be stale or reordered).
+//     and only lowered by the others (they may be stale or reordered), until
+//     nothing is in flight: then a window that does not refill has its least
+//     Remaining left after the last request admitted.
 //   - Resets are uncertain. Whole-second resets may be truncated, rounded or
 //     rounded up, and a delta is measured from an arrival that is late by the
 //     latency: the window ends somewhere in [reset − slack, reset + slack]
