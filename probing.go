@@ -181,11 +181,11 @@ func (m *model) recovered(sent instant) {
 
 // cubic is the probing rate at now: the cubic curve through decrease×rmax
 // at the last cut, flat at rmax after cubicRequests requests' worth of time
-// (k), and growing beyond it after that, up to maxClimb×rmax. A further k at
-// the top with no 429, while the client sends, makes the top the new rmax,
-// and the curve climbs on from its plateau: a rate measured low is not kept
-// for good. In slow start,
-// from a guess, the rate doubles instead.
+// (k), and growing beyond it after that, up to maxClimb×rmax (reached at
+// about 1.7 k). At 2 k with no 429, while the client sends at half the rate
+// or more, the top becomes the new rmax and the curve climbs on from its
+// plateau: a rate measured low is not kept for good. In slow start, from a
+// guess, the rate doubles instead.
 //
 // The top was a quarter over rmax, with no climb past it: nginx's limit_req
 // (10 r/s, no headers) then stayed at 1.25× a first guess of 5/s, 86–88 of
@@ -199,11 +199,10 @@ func (m *model) cubic(now instant) float64 {
 	}
 	k := min(max(cubicRequests/m.rmax, 1), 30) * float64(time.Second)
 	if t >= 2*k && m.ok-max(m.okAtCut, m.okAtPlateau) >= m.rmax*t/float64(time.Second)/2 {
-		// A further k at the top with no 429, and at least half of the
+		// A k past the plateau with no 429, and at least half of the
 		// rate used (a client that sends less learns nothing of the
-		// server's limit): the server serves it. The top is the new
-		// plateau, and the curve climbs on from there: a rate measured
-		// low is not kept for good.
+		// server's limit): the server serves the top. It is the new
+		// plateau, and the curve climbs on from there.
 		m.rmax *= maxClimb
 		m.plateau, m.okAtPlateau = now.add(-k), m.ok
 		t = k
