@@ -190,7 +190,7 @@ type model struct {
 	ok          float64 // answers that were not refusals
 	okAtCut     float64 // ok when cut was set
 	holdEnd     instant // the end of the last hold the model planned
-	plateau     instant // when the curve last took its top for its plateau
+	plateau     instant // when the curve last took its plateau (t = k there)
 	okAtPlateau float64 // ok then
 	// onTime: a new window answered before the old one's reset, and no
 	// answer since from the old window after it: windows end by their
@@ -285,7 +285,7 @@ func (m *model) observe(o observation) plan {
 		m.cooldown(o)
 	} else if o.status < 400 && m.aimd {
 		if m.first {
-			m.recovered(o.sent)
+			m.recovered(o.sent, o.arrived)
 		}
 		m.backoffs = 0
 		// The probe after a hold does not end the episode alone: a 429

@@ -448,7 +448,42 @@ func TestModelFirstBurstIsMeasuredAtItsRecovery(t *testing.T) {
 	bare(3.2, http.StatusOK)
 	assert.InDelta(t, 30/3.2, m.rmax, 1e-9, "the burst over the time until the server served again")
 	assert.False(t, m.slowStart)
-	assert.LessOrEqual(t, m.rate, 1.001*30/3.2, "not over it")
+	// The window ended before the server served again: the rate is at
+	// least that. The curve starts on its plateau there, not 30% below.
+	assert.InDelta(t, 30/3.2, m.rate, 1e-6, "at it, not under it or over it")
+
+	// The next window's end, at 10/s: what is cut is what was served
+	// since the recovery, not over the hold (which put it at 5/s, and 30%
+	// under that, 3.5/s).
+	for at := 3.3; at < 6.2; at += 0.1 {
+		bare(at, http.StatusOK)
+	}
+	p = bare(6.25, http.StatusTooManyRequests)
+	assert.InDelta(t, decrease*31/(6.251-3.2), p.rate, 1e-6, "the 31 served since the recovery (sent at 3.2 s), cut")
+}
+
+// The first hold of a server that sends no headers ends at a window's end
+// that nothing told: each backoff is half again the one before, with a
+// quarter's jitter, so the end is found at most about a hold's fifth late
+// once three probes were refused. Doubling, with half's jitter, found a 3 s
+// window up to 4.5 s late (ulule-bare, counting-bare: 46–114 of 120 served
+// in 12 s runs; 91–107 now).
+func TestModelFirstHoldFindsTheWindowEndSoon(t *testing.T) {
+	for seed := range uint64(200) {
+		m, bare, _ := afterBurst(30)
+		m.jitter = *rand.NewPCG(seed, seed)
+		first, arrived := 0.003, 0.003 // the first 429's arrival
+		p := bare(0.5, http.StatusTooManyRequests)
+		arrived = 0.501
+		for probe := 2; probe <= 8; probe++ {
+			at := p.hold.sub(secs(0)) / sec
+			wait, held := at-arrived, arrived-first
+			if probe > 3 {
+				require.LessOrEqualf(t, wait, 1.25*held, "seed %d, probe %d: the wait after a hold of %.2f s", seed, probe, held)
+			}
+			p, arrived = bare(at, http.StatusTooManyRequests), at+0.001
+		}
+	}
 }
 
 // A token bucket that sends no headers serves again within a second of its
