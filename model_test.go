@@ -501,6 +501,19 @@ func TestModelQuickRecoveryDoublesFromTheGuess(t *testing.T) {
 	assert.Greater(t, p.rate, 2*guess, "doubled twice in 1.3 s")
 }
 
+// Four clients on one bucket that sends no headers (nginx's limit_req,
+// 10 r/s, burst 5): each takes 2 of the burst, and its probes are refused
+// for over a second while the others take the tokens that come back. Two
+// served is no window's quota to bound the rate by: it doubles from the
+// guess, as after a quick recovery.
+func TestModelSmallFirstBurstIsNoWindowsQuota(t *testing.T) {
+	m, bare, _ := afterBurst(2)
+	bare(0.6, http.StatusTooManyRequests)
+	bare(1.4, http.StatusOK)
+	assert.True(t, m.slowStart, "doubling from the guess")
+	assert.InDelta(t, 1.25*2, m.rmax, 1e-9, "the guess, not 2 over 1.4 s")
+}
+
 // After a hold, one request goes alone. A 429 right after it answered says
 // that the server had room for just that one (a bucket that gave back one
 // token, a sliding counter's old count that fell by one), not that the rate

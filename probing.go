@@ -54,6 +54,9 @@ const (
 	backoffBase   = 2
 	backoffGrowth = 1.5
 	minBackoff    = float64(500 * time.Millisecond)
+	// measureAnswers answers measure a rate in less than a second: fewer
+	// are a guess.
+	measureAnswers = 8
 )
 
 // free starts a server that sends no quota: one request at a time at first,
@@ -138,7 +141,7 @@ func (m *model) cutRate(o observation) {
 		// the hold corrects it (recovered).
 		r = 1.25 * served / max(elapsed, 1)
 		m.first, m.firstAt, m.firstOK = true, m.cut, served
-	case elapsed >= 1 || served >= 8:
+	case elapsed >= 1 || served >= measureAnswers:
 		// What the server served since the last cut, over that time (a
 		// window server's rate, once the cuts fall once a window; a
 		// bucket's refill, which the last cut emptied), at most the rate
@@ -175,13 +178,18 @@ func (m *model) cutRate(o observation) {
 // recovered folds the first success after the first episode's hold: the
 // server took the first burst and then nothing more until the request sent
 // at sent, so it serves at most that burst over that time (a window's
-// quota over its length, when the hold probed at its end).
+// quota over its length, when the hold probed at its end). A burst of
+// fewer than measureAnswers is no window's quota to measure by: a bucket
+// that others share refuses probes as long (four clients on nginx's
+// limit_req, 10 r/s, each took 2 for its burst, a probe at 1.4 s for the
+// window's end, and stayed at 1.45/s: 46% of the rate used, against 80%
+// when they doubled from the guess).
 func (m *model) recovered(sent, now instant) {
 	m.first = false
 	if m.slowStart {
 		return
 	}
-	if d := sent.sub(m.firstAt) / float64(time.Second); d >= 1 {
+	if d := sent.sub(m.firstAt) / float64(time.Second); d >= 1 && m.firstOK >= measureAnswers {
 		// The window ended before sent: the rate is at least this, and
 		// the curve starts on its plateau there, not below it. What is
 		// served is measured from here, not over the hold.
@@ -190,9 +198,9 @@ func (m *model) recovered(sent, now instant) {
 		m.cut, m.okAtCut = sent, m.ok-1
 		return
 	}
-	// Back within a second: a bucket that refills faster than the guess,
-	// whose burst was no window's quota. Double from the guess until a 429
-	// measures the rate.
+	// Back within a second, or too few to tell: a bucket that refills
+	// faster than the guess, whose burst was no window's quota. Double
+	// from the guess until a 429 measures the rate.
 	m.slowStart = true
 }
 
