@@ -186,7 +186,7 @@ type model struct {
 	firstOK     float64
 	backoffs    int     // cooldowns in a row that the server gave no end for
 	cutOpen     bool    // cut since the last success: another 429 backs off but does not cut
-	cut         instant // when the rate was last cut or set free; a 429 for a request sent before it is of the same episode
+	cut         instant // when the rate was last cut or set free, or the first hold's probe succeeded; a 429 for a request sent before it is of the same episode
 	ok          float64 // answers that were not refusals
 	okAtCut     float64 // ok when cut was set
 	holdEnd     instant // the end of the last hold the model planned
@@ -284,7 +284,9 @@ func (m *model) observe(o observation) plan {
 	if limited(o.status, q) {
 		m.cooldown(o)
 	} else if o.status < 400 && m.aimd {
-		if m.first {
+		if m.first && o.sent >= m.cut {
+			// Sent after the first 429 came: not an answer in flight
+			// from before it.
 			m.recovered(o.sent, o.arrived)
 		}
 		m.backoffs = 0

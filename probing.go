@@ -43,9 +43,11 @@ const (
 	//
 	// backoffGrowth is how much longer each backoff in a row is, with a
 	// quarter's jitter either way: a window's end that nothing told is
-	// found at most about a fifth of the hold late, for a 429 a probe
-	// (about 5 for a 3 s window, 12 for a minute's). Doubling, with half's
-	// jitter, found a 3 s window's end up to 4.5 s late, and what the
+	// found at most about a third of the whole hold late (each wait about
+	// half the hold before it, up to 1.1× with the jitter), for a 429 a
+	// probe (about 4 for a 3 s window, 10 for a minute's). Doubling, with
+	// half's jitter, waited up to 3× the hold before it and found a 3 s
+	// window's end up to 4.5 s late, and what the
 	// first window served was then measured over that time: ulule-bare and
 	// counting-bare served 46–114 of 120 in 12 s runs (16 runs, median 92)
 	// and drew 3–4 429s a run; at 1.5, with the measure restarted at the
@@ -175,25 +177,30 @@ func (m *model) cutRate(o observation) {
 	m.setRate(r * decrease)
 }
 
-// recovered folds the first success after the first episode's hold: the
-// server took the first burst and then nothing more until the request sent
-// at sent, so it serves at most that burst over that time (a window's
-// quota over its length, when the hold probed at its end). A burst of
-// fewer than measureAnswers is no window's quota to measure by: a bucket
-// that others share refuses probes as long (four clients on nginx's
-// limit_req, 10 r/s, each took 2 for its burst, a probe at 1.4 s for the
-// window's end, and stayed at 1.45/s: 46% of the rate used, against 80%
-// when they doubled from the guess).
+// recovered folds the first success after the first episode's hold, for
+// the request sent at sent and answered at now. The server took the first
+// burst and then nothing more until sent: its window ended before then, so
+// it serves at least that burst over that time, and the guess from the
+// burst over a second is capped by it (a window's quota over its length,
+// when the hold probed at its end). A burst of fewer than measureAnswers
+// that measures a rate over a request a second is no window's quota to
+// measure by: a bucket that others share refuses probes as long (four
+// clients on nginx's limit_req, 10 r/s, each took 2 for its burst, a probe
+// at 1.4 s for the window's end, and stayed at 1.45/s: 46% of the rate
+// used, against 80% when they doubled from the guess). A small window (5
+// a minute) still bounds the rate: doubling from a request a second would
+// not go under it.
 func (m *model) recovered(sent, now instant) {
 	m.first = false
 	if m.slowStart {
 		return
 	}
-	if d := sent.sub(m.firstAt) / float64(time.Second); d >= 1 && m.firstOK >= measureAnswers {
-		// The window ended before sent: the rate is at least this, and
-		// the curve starts on its plateau there, not below it. What is
-		// served is measured from here, not over the hold.
-		m.rmax = min(m.rmax, m.firstOK/d)
+	d := sent.sub(m.firstAt) / float64(time.Second)
+	if r := m.firstOK / d; d >= 1 && (m.firstOK >= measureAnswers || r < slowStartRate) {
+		// The rate is at least r: the curve starts on its plateau there,
+		// not below it, and what is served is measured from here, not
+		// over the hold.
+		m.rmax = min(m.rmax, r)
 		m.plateauAt(now)
 		m.cut, m.okAtCut = sent, m.ok-1
 		return
@@ -227,7 +234,7 @@ func (m *model) cubic(now instant) float64 {
 	// the server served m.ok-okSince.
 	since, okSince := max(m.cut, m.holdEnd), m.okAtCut
 	t := max(now.sub(since), 0)
-	if m.plateau > since {
+	if m.plateau >= since { // at one instant (no latency), the plateau is the later
 		since, okSince = m.plateau, m.okAtPlateau
 		t = k + max(now.sub(since), 0)
 	}
