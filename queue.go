@@ -335,7 +335,16 @@ func (b *Bucket) plannedLocked(now instant, n int) instant {
 	}
 	// Beyond what the server has left: when the cap grows enough, or its
 	// window ends.
-	return max(b.hold, b.readyAtLocked(now, n), b.capFreeLocked(now, n))
+	at := max(b.hold, b.readyAtLocked(now, n), b.capFreeLocked(now, n))
+	if iv := b.iv(); b.hold > now && iv > 0 && !math.IsInf(iv, 1) {
+		// Tokens come back during a hold only up to the burst: what the
+		// callers ahead take at its end is gone, and the rest of n come
+		// after it at the rate (FuzzBucket/f433bd6567a6c291: a waiter
+		// behind another of a full burst was let in under MaxWait by the
+		// hold's end alone, and served 3.6 s beyond it).
+		at = max(at, b.hold.add(float64(n-b.burst)*iv))
+	}
+	return at
 }
 
 // margin is how much later than at a waiter with deadline may be served, in
