@@ -335,16 +335,12 @@ func (b *Bucket) plannedLocked(now instant, n int) instant {
 	}
 	// Beyond what the server has left: when the cap grows enough, or its
 	// window ends.
-	at := max(b.hold, b.readyAtLocked(now, n), b.capFreeLocked(now, n))
-	if iv := b.iv(); b.hold > now && iv > 0 && !math.IsInf(iv, 1) {
-		// Tokens come back during a hold only up to the burst: what the
-		// callers ahead take at its end is gone, and the rest of n come
-		// after it at the rate (FuzzBucket/f433bd6567a6c291: a waiter
-		// behind another of a full burst was let in under MaxWait by the
-		// hold's end alone, and served 3.6 s beyond it).
-		at = max(at, b.hold.add(float64(n-b.burst)*iv))
-	}
-	return at
+	// Tokens come back during a hold only up to the burst, so the n are
+	// counted from its end: what the callers ahead take there is gone, and
+	// the rest come after it at the rate (FuzzBucket/f433bd6567a6c291: a
+	// waiter behind another of a full burst was let in under MaxWait by
+	// the hold's end alone, and served 3.6 s beyond it).
+	return max(b.hold, b.readyAtLocked(max(now, b.hold), n), b.capFreeLocked(now, n))
 }
 
 // margin is how much later than at a waiter with deadline may be served, in
