@@ -47,12 +47,12 @@ const (
 	// half the hold before it, up to 1.1× with the jitter), for a 429 a
 	// probe (about 4 for a 3 s window, 10 for a minute's). Doubling, with
 	// half's jitter, waited up to 3× the hold before it and found a 3 s
-	// window's end up to 4.5 s late, and what the
-	// first window served was then measured over that time: ulule-bare and
-	// counting-bare served 46–114 of 120 in 12 s runs (16 runs, median 92)
-	// and drew 3–4 429s a run; at 1.5, with the measure restarted at the
-	// recovery (recovered), 85–109 (20 runs, median 99.5) and 4–5 429s
-	// (realworld/cmd/trace); nginx's and echo's buckets did as before.
+	// window's end up to 4.5 s late, and what the first window served was
+	// then measured over that time: ulule-bare and counting-bare served
+	// 46–114 of 120 in 12 s runs (16 runs, median 92) and drew 3–4 429s a
+	// run; at 1.5, with the measure restarted at the recovery (recovered),
+	// 85–109 (20 runs, median 99.5) and 4–5 429s (realworld/cmd/trace);
+	// nginx's and echo's buckets did as before.
 	backoffBase   = 2
 	backoffGrowth = 1.5
 	minBackoff    = float64(500 * time.Millisecond)
@@ -195,15 +195,16 @@ func (m *model) recovered(sent, now instant) {
 	if m.slowStart {
 		return
 	}
-	d := sent.sub(m.firstAt) / float64(time.Second)
-	if r := m.firstOK / d; d >= 1 && (m.firstOK >= measureAnswers || r < slowStartRate) {
-		// The rate is at least r: the curve starts on its plateau there,
-		// not below it, and what is served is measured from here, not
-		// over the hold.
-		m.rmax = min(m.rmax, r)
-		m.plateauAt(now)
-		m.cut, m.okAtCut = sent, m.ok-1
-		return
+	if d := sent.sub(m.firstAt) / float64(time.Second); d >= 1 {
+		if r := m.firstOK / d; m.firstOK >= measureAnswers || r < slowStartRate {
+			// The rate is at least r: the curve starts on its plateau
+			// there, not below it, and what is served is measured from
+			// this request on (it is one of them), not over the hold.
+			m.rmax = min(m.rmax, r)
+			m.plateauAt(now)
+			m.cut, m.okAtCut = sent, m.ok-1
+			return
+		}
 	}
 	// Back within a second, or too few to tell: a bucket that refills
 	// faster than the guess, whose burst was no window's quota. Double
