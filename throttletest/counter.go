@@ -124,7 +124,10 @@ func (c *counter) report(e time.Duration) (remaining int64, reset, retry time.Du
 		reset = c.windowEnd()
 		retry = reset - e
 	case SlidingWindow:
-		_, share := c.prevShare(now)
+		_, nearest, share := c.prevShare(now)
+		if c.q.RoundEstimate {
+			share = nearest
+		}
 		remaining = c.limit - c.curr - share
 		reset = c.windowEnd()
 		retry = reset - e

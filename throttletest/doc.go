@@ -125,6 +125,7 @@
 //	                                  the last one ended: not contiguous
 //	Config.RetryAfterWindow           Retry-After is the whole window
 //	Quota.CountRefused                a sliding window that counts its refusals
+//	Quota.RoundEstimate               a sliding window that refuses just after its turn
 //	Algorithm GCRA, Quota.Burst       the reset is "until full"; limit is the burst
 //	Algorithm LeakyBucket             nginx limit_req: excess delayed or refused
 //	Dialect DateReset                 dates in formats http.ParseTime does not read
@@ -133,8 +134,9 @@
 // Some servers as configured here, with the headers they send (the names of
 // the nearest dialect may differ):
 //
-//	go-chi/httprate   SlidingWindow, AlignClock, Truncate, RetryAfterWindow;
-//	                  X-RateLimit-Reset in Unix seconds (GitHub dialect)
+//	go-chi/httprate   SlidingWindow, AlignClock, RoundEstimate, Truncate,
+//	                  RetryAfterWindow; X-RateLimit-Reset in Unix seconds
+//	                  (GitHub dialect)
 //	ulule/limiter     FixedWindow, AlignFirstRequest, Truncate;
 //	                  X-RateLimit-Reset in Unix seconds (GitHub dialect)
 //	throttled v2      GCRA with Burst = MaxBurst+1; resets and Retry-After

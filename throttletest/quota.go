@@ -166,6 +166,14 @@ type Quota struct {
 	// the buckets here, as throttled's and nginx's, never count one.
 	CountRefused bool
 
+	// RoundEstimate rounds a SlidingWindow's estimate to the nearest
+	// request (halves up) instead of down, as go-chi/httprate rounds it:
+	// just after a window's turn, while the old window's count weighs more
+	// than the limit less a half, a request is refused although the window
+	// has begun to give its quota back (30 per 3 s: for 50 ms). With other
+	// algorithms it makes NewHandler panic.
+	RoundEstimate bool
+
 	// NoDelay is nginx's nodelay for LeakyBucket: requests within the burst
 	// are answered at once instead of when the bucket has leaked down to
 	// them. Another Algorithm with NoDelay makes NewHandler panic.
@@ -201,6 +209,8 @@ func (q Quota) normalize() Quota {
 		panic(fmt.Sprintf("throttletest: Quota.Align with %v, which has no windows", q.Algorithm))
 	case q.CountRefused && q.Algorithm != SlidingWindow:
 		panic(fmt.Sprintf("throttletest: Quota.CountRefused with %v, whose answers it would not change", q.Algorithm))
+	case q.RoundEstimate && q.Algorithm != SlidingWindow:
+		panic(fmt.Sprintf("throttletest: Quota.RoundEstimate with %v, which has no estimate", q.Algorithm))
 	case q.NoDelay && q.Algorithm != LeakyBucket:
 		panic(fmt.Sprintf("throttletest: Quota.NoDelay with %v, which never delays", q.Algorithm))
 	}

@@ -218,6 +218,7 @@ func TestQuotaNormalize(t *testing.T) {
 		{Quota{Algorithm: TokenBucket, Align: AlignFirstRequest}, "throttletest: Quota.Align with TokenBucket, which has no windows"},
 		{Quota{CountRefused: true}, "throttletest: Quota.CountRefused with FixedWindow, whose answers it would not change"},
 		{Quota{Algorithm: GCRA, CountRefused: true}, "throttletest: Quota.CountRefused with GCRA, whose answers it would not change"},
+		{Quota{RoundEstimate: true}, "throttletest: Quota.RoundEstimate with FixedWindow, which has no estimate"},
 		{Quota{Algorithm: TokenBucket, NoDelay: true}, "throttletest: Quota.NoDelay with TokenBucket, which never delays"},
 	}
 	for _, tc := range panics {

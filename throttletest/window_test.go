@@ -9,7 +9,8 @@ import (
 )
 
 // TestCounterWindows checks where windows begin (Config.Phase, Quota.Align)
-// and what counting refusals does (Quota.CountRefused).
+// and what counting refusals (Quota.CountRefused) and rounding the sliding
+// estimate (Quota.RoundEstimate) do.
 func TestCounterWindows(t *testing.T) {
 	// everyTenth returns the steps of a client sending every 100ms from
 	// `from` to `to` (excluded), each answered by answer(at).
@@ -110,6 +111,19 @@ func TestCounterWindows(t *testing.T) {
 				[]step{{at: 3500 * ms, admitted: true, remaining: 4, reset: 4 * time.Second}},
 			),
 		},
+		{
+			// 10 × (1 − 0.04) = 9.6 rounds to 10: refused, where rounding
+			// down admits it; 9.4 rounds to 9.
+			name:  "SlidingWindow RoundEstimate",
+			quota: Quota{Limit: 10, Window: time.Second, Algorithm: SlidingWindow, RoundEstimate: true},
+			steps: concat(
+				firstWindow,
+				[]step{
+					{at: 1040 * ms, reset: 2 * time.Second, retry: 960 * ms},
+					{at: 1060 * ms, admitted: true, reset: 2 * time.Second},
+				},
+			),
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, tc.run)
@@ -121,9 +135,10 @@ func TestCounterWindows(t *testing.T) {
 func TestPrevShareHuge(t *testing.T) {
 	c := newCounter(Quota{Limit: MaxLimit, Window: 24 * time.Hour, Algorithm: SlidingWindow, CountRefused: true}, 0)
 	c.prev, c.prevEnd = math.MaxInt64, c.w
-	floor, ceil := c.prevShare(c.w + c.w/2)
+	floor, nearest, ceil := c.prevShare(c.w + c.w/2)
 	assert.Equal(t, int64(math.MaxInt64/2), floor, "prevShare floor")
+	assert.Equal(t, int64(math.MaxInt64/2+1), nearest, "prevShare nearest: a half rounds up")
 	assert.Equal(t, int64(math.MaxInt64/2+1), ceil, "prevShare ceil")
-	floor, ceil = c.prevShare(c.w)
-	assert.Equal(t, [2]int64{math.MaxInt64, math.MaxInt64}, [2]int64{floor, ceil}, "prevShare at the window's start")
+	floor, nearest, ceil = c.prevShare(c.w)
+	assert.Equal(t, [3]int64{math.MaxInt64, math.MaxInt64, math.MaxInt64}, [3]int64{floor, nearest, ceil}, "prevShare at the window's start")
 }
