@@ -39,9 +39,13 @@ import (
 //   - Refilling servers show it. A sliding window: a later request is told
 //     more than an earlier one within one window, or a window is born short
 //     of its limit; its cap grows at a safe share of the steady rate instead
-//     of ending. A bucket (GCRA, token buckets): the reset moves before the
-//     old one could have passed, or moves on with the clock; its steady rate
-//     is measured from what it says is left and what this client took.
+//     of ending. Its windows follow one another, so the jump between two
+//     windows' resets is its length, and its quota comes back from a
+//     refusal on: a lone client's first refusal is retried once a
+//     request's worth has come back, not at the reset. A bucket (GCRA,
+//     token buckets): the reset moves before the old one could have
+//     passed, or moves on with the clock; its steady rate is measured from
+//     what it says is left and what this client took.
 //   - Other clients on the same quota (processes, tabs) show up as Remaining
 //     falling faster than this client spends. The model estimates its own
 //     share of the spending and scales what it takes by it, so that N
@@ -192,6 +196,9 @@ type model struct {
 	holdEnd     instant // the end of the last hold the model planned
 	plateau     instant // when the curve last took its plateau (t = k there)
 	okAtPlateau float64 // ok then
+	// retriedEarly: the last refusal, from a sliding window, was retried
+	// before the end it was given (cooldown); a success clears it.
+	retriedEarly bool
 	// onTime: a new window answered before the old one's reset, and no
 	// answer since from the old window after it: windows end by their
 	// resets, and a probe may go at the reset rather than at its latest end.
@@ -289,7 +296,7 @@ func (m *model) observe(o observation) plan {
 			// from before it.
 			m.recovered(o.sent, o.arrived)
 		}
-		m.backoffs = 0
+		m.backoffs, m.retriedEarly = 0, false
 		// The probe after a hold does not end the episode alone: a 429
 		// right after it says the server had room for just the probe, not
 		// that the rate is too high (echo's bucket after a hold, or a
@@ -297,7 +304,7 @@ func (m *model) observe(o observation) plan {
 		m.cutOpen = m.cutOpen && m.ok-m.okAtCut < 2
 		m.setRate(m.cubic(o.arrived))
 	} else if o.status < 400 {
-		m.backoffs, m.cutOpen = 0, false
+		m.backoffs, m.cutOpen, m.retriedEarly = 0, false, false
 	}
 	return m.plan
 }
@@ -454,6 +461,8 @@ func (m *model) remaining(o observation) {
 	}
 	if m.bucket && causal {
 		m.measureAvail(o, r)
+	} else if newer && causal && m.kind == kindRefill {
+		m.learnCadence(e.sub(prev.reset), sl)
 	}
 	switch {
 	case newer && causal:

@@ -602,3 +602,53 @@ func TestModelToldRateBoundsAnInferredRefill(t *testing.T) {
 	require.Equal(t, kindRefill, m.kind)
 	assert.InDelta(t, 1.0, m.share, 1e-9, "this client is all of the spending")
 }
+
+// httprate's Retry-After is the whole window, whenever it refuses: at a
+// turn, its reset. A sliding window gives its quota back from the refusal
+// on, as the old window's count weighs less: a lone client's first refusal
+// is retried once a request's worth has come back, and a second in a row is
+// held to the end it was given (a server that counts refusals gives nothing
+// back to early retries).
+func TestModelSlidingWindowRefusalIsRetriedSoon(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.01, 30, 0, 3))
+	m.observe(ans(2, 2, 0.5, 0.51, 30, 1, 3)) // more left for a later request
+	require.Equal(t, kindRefill, m.kind)
+	o := ans(3, 3, 1, 1.001, 30, 0, 3)
+	o.status, o.q.RetryAfter = http.StatusTooManyRequests, 2*time.Second // its reset
+	p := m.observe(o)
+	require.True(t, p.holdOn)
+	assert.InDelta(t, 1.001+1/9.5, float64(p.hold)/sec, 0.001, "retried after a request's worth at 95%% of 10/s")
+
+	o = ans(4, 4, 1.11, 1.111, 30, 0, 3)
+	o.status, o.q.RetryAfter = http.StatusTooManyRequests, 2*time.Second
+	p = m.observe(o)
+	assert.InDelta(t, 4.001, float64(p.hold)/sec, 0.001, "a second refusal in a row waits for the reset's latest end")
+
+	// A success clears it: the next episode's first refusal, with no
+	// Retry-After, is retried soon again.
+	m.observe(ans(5, 5, 4.2, 4.201, 30, 0, 6))
+	o = ans(6, 6, 4.3, 4.301, 30, 0, 6)
+	o.status = http.StatusTooManyRequests
+	p = m.observe(o)
+	assert.Less(t, float64(p.hold)/sec, 4.5)
+}
+
+// A 3 s sliding window whose windows end late in a second (2.9 s, 5.9 s),
+// its resets truncated: reset − arrival is never more than 2 s, and the pace
+// ran at 15/s against the server's 10/s. The jump between two windows'
+// resets is the length.
+func TestModelSlidingWindowLengthFromItsCadence(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.01, 30, 2, 2))
+	m.observe(ans(2, 2, 0.5, 0.51, 30, 5, 2)) // more left for a later request
+	require.Equal(t, kindRefill, m.kind)
+	require.Equal(t, float64(2*time.Second), m.winLen)
+	m.observe(ans(3, 3, 3.0, 3.01, 30, 3, 5))
+	assert.Equal(t, float64(3*time.Second), m.winLen)
+	assert.InDelta(t, 10.0, m.steady(), 1e-9)
+
+	// A jump across two windows (an idle one between) is no length.
+	m.observe(ans(4, 4, 9.0, 9.01, 30, 28, 11))
+	assert.Equal(t, float64(3*time.Second), m.winLen)
+}

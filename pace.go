@@ -93,6 +93,24 @@ func (m *model) learnWindow(o observation) {
 	m.winLen = max(m.winLen, d)
 }
 
+// learnCadence corrects an inferred window by the jump between the resets
+// of two consecutive windows of a sliding window, whose windows follow one
+// another: the jump is the window's length. The largest reset − arrival
+// seen places the length within a slack of it (a truncated whole-second
+// reset shows a 3 s window as 2 s when its windows end late in a second,
+// and the pace then runs at half as much again as the server refills); a
+// jump within that slack above it is the length, a longer one spans more
+// than one window.
+func (m *model) learnCadence(jump, sl float64) {
+	if m.stated || m.winLen <= 0 {
+		return
+	}
+	tol := float64(10 * time.Millisecond)
+	if jump > m.winLen+tol && jump <= m.winLen+sl+tol && jump < 2*m.winLen-tol {
+		m.winLen = jump
+	}
+}
+
 // spread sets the rate from what is left and when more comes.
 func (m *model) spread(o observation, e instant, sl float64) {
 	left := m.plan.capSeq(o.arrived) - o.admitted - o.behind

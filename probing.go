@@ -122,6 +122,20 @@ func (m *model) cooldown(o observation) {
 		until = o.arrived.add(base * math.Pow(backoffGrowth, float64(min(m.backoffs, 60))) * (0.75 + m.uniform()/2))
 		m.backoffs++
 	}
+	if m.kind == kindRefill && !m.bucket && m.share == 1 && !m.retriedEarly &&
+		(q.RetryAfter <= 0 || retryAtReset) && m.plan.capGrow > 0 {
+		// A sliding window gives its quota back as the old window's count
+		// weighs less, from the refusal on, not at the end its reset says
+		// (httprate's Retry-After is its reset too: a probe a few
+		// milliseconds after a turn was refused and held a whole window,
+		// in one run of six, 53% used). So a lone client retries its first
+		// refusal once a request's worth has come back; a second in a row
+		// is held to its end (a server that counts refusals gives nothing
+		// back to early retries). Where others share the quota, they took
+		// it: the refusal is no turn's.
+		until = min(until, o.arrived.add(1/m.plan.capGrow))
+		m.retriedEarly = true
+	}
 	m.plan.hold, m.plan.holdOn = min(until, o.arrived.add(m.maxCooldown)), true
 	m.holdEnd = max(m.holdEnd, m.plan.hold)
 	if m.plan.capOn && m.plan.capEnd > m.plan.hold {
