@@ -41,8 +41,8 @@ import (
 //     of its limit; its cap grows at a safe share of the steady rate instead
 //     of ending. Its windows follow one another, so the jump between two
 //     windows' resets is its length, and its quota comes back from a
-//     refusal on: a lone client's first refusal is retried once a
-//     request's worth has come back, not at the reset. A bucket (GCRA,
+//     refusal on: a lone client's first refusal is retried once two
+//     requests' worth has come back, not at the reset. A bucket (GCRA,
 //     token buckets): the reset moves before the old one could have
 //     passed, or moves on with the clock; its steady rate is measured from
 //     what it says is left and what this client took.

@@ -606,9 +606,9 @@ func TestModelToldRateBoundsAnInferredRefill(t *testing.T) {
 // httprate's Retry-After is the whole window, whenever it refuses: at a
 // turn, its reset. A sliding window gives its quota back from the refusal
 // on, as the old window's count weighs less: a lone client's first refusal
-// is retried once a request's worth has come back, and a second in a row is
-// held to the end it was given (a server that counts refusals gives nothing
-// back to early retries).
+// is retried once two requests' worth has come back (one for the refusal,
+// which some servers count), and a second in a row is held to the end it
+// was given.
 func TestModelSlidingWindowRefusalIsRetriedSoon(t *testing.T) {
 	m := testModel()
 	m.observe(ans(1, 1, 0, 0.01, 30, 0, 3))
@@ -618,7 +618,7 @@ func TestModelSlidingWindowRefusalIsRetriedSoon(t *testing.T) {
 	o.status, o.q.RetryAfter = http.StatusTooManyRequests, 2*time.Second // its reset
 	p := m.observe(o)
 	require.True(t, p.holdOn)
-	assert.InDelta(t, 1.001+1/9.5, float64(p.hold)/sec, 0.001, "retried after a request's worth at 95%% of 10/s")
+	assert.InDelta(t, 1.001+2/9.5, float64(p.hold)/sec, 0.001, "retried after two requests' worth at 95%% of 10/s")
 
 	o = ans(4, 4, 1.11, 1.111, 30, 0, 3)
 	o.status, o.q.RetryAfter = http.StatusTooManyRequests, 2*time.Second
@@ -631,7 +631,7 @@ func TestModelSlidingWindowRefusalIsRetriedSoon(t *testing.T) {
 	o = ans(6, 6, 4.3, 4.301, 30, 0, 6)
 	o.status = http.StatusTooManyRequests
 	p = m.observe(o)
-	assert.Less(t, float64(p.hold)/sec, 4.5)
+	assert.InDelta(t, 4.301+2/9.5, float64(p.hold)/sec, 0.001)
 }
 
 // A 3 s sliding window whose windows end late in a second (2.9 s, 5.9 s),

@@ -129,11 +129,12 @@ func (m *model) cooldown(o observation) {
 		// (httprate's Retry-After is its reset too: a probe a few
 		// milliseconds after a turn was refused and held a whole window,
 		// in one run of six, 53% used). So a lone client retries its first
-		// refusal once a request's worth has come back; a second in a row
-		// is held to its end (a server that counts refusals gives nothing
-		// back to early retries). Where others share the quota, they took
-		// it: the refusal is no turn's.
-		until = min(until, o.arrived.add(1/m.plan.capGrow))
+		// refusal once two requests' worth has come back: one for the
+		// retry, one for the refusal, which servers that count refusals
+		// added (after one, a retry one request's worth later was refused
+		// again). A second in a row is held to its end. Where others share
+		// the quota, they took it: the refusal is no turn's.
+		until = min(until, o.arrived.add(2/m.plan.capGrow))
 		m.retriedEarly = true
 	}
 	m.plan.hold, m.plan.holdOn = min(until, o.arrived.add(m.maxCooldown)), true

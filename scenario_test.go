@@ -253,33 +253,38 @@ func TestScenarioHostile(t *testing.T) {
 // TestScenarioSlidingWindowAtEveryPhase: httprate as the kit plays it (a
 // sliding-window counter on the server's clock that rounds its estimate,
 // resets truncated to the second, Retry-After the whole window), 30 per 3 s,
-// its windows ending at every tenth of a second. Windows that end late in a
-// second showed their length as 2 s (the pace ran at 15/s), and a refusal,
-// at the pace or by a probe just after a turn, held a whole window: 50-94%
-// used at 17 of the 33 phases, 40 refused in all.
+// its windows ending at every tenth of a second and just before a whole
+// one; and the same counter counting its refusals. Windows that end late in
+// a second showed their length as 2 s (the pace ran at 15/s), and a
+// refusal, at the pace or by a probe just after a turn, held a whole
+// window: 50-94% used at 17 of the 33 phases and 40 refused in all,
+// counting refusals or not.
 func TestScenarioSlidingWindowAtEveryPhase(t *testing.T) {
 	phases := []time.Duration{970 * time.Millisecond, 1980 * time.Millisecond, 2990 * time.Millisecond}
 	for ph := time.Duration(0); ph < 3*time.Second; ph += 100 * time.Millisecond {
 		phases = append(phases, ph)
 	}
-	for _, ph := range phases {
-		srv := throttletest.Config{
-			Quota: throttletest.Quota{Limit: 30, Window: 3 * time.Second,
-				Algorithm: throttletest.SlidingWindow, Align: throttletest.AlignClock, RoundEstimate: true},
-			ResetRounding:    throttletest.Truncate,
-			RetryAfterWindow: true,
-			Phase:            ph,
-			Latency:          time.Millisecond,
-		}
-		t.Run(ph.String(), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				o := scenario{name: "httprate", server: srv, windows: 4}.run(t)
-				t.Log(o)
-				// One refusal is the probe just after a turn, retried.
-				assert.LessOrEqual(t, o.refused, 1, "refused")
-				assert.GreaterOrEqual(t, o.used, 0.95)
+	for _, countRefused := range []bool{false, true} {
+		for _, ph := range phases {
+			srv := throttletest.Config{
+				Quota: throttletest.Quota{Limit: 30, Window: 3 * time.Second,
+					Algorithm: throttletest.SlidingWindow, Align: throttletest.AlignClock,
+					RoundEstimate: true, CountRefused: countRefused},
+				ResetRounding:    throttletest.Truncate,
+				RetryAfterWindow: true,
+				Phase:            ph,
+				Latency:          time.Millisecond,
+			}
+			t.Run(fmt.Sprintf("countRefused=%v/%v", countRefused, ph), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					o := scenario{name: "httprate", server: srv, windows: 4}.run(t)
+					t.Log(o)
+					// One refusal is the probe just after a turn, retried.
+					assert.LessOrEqual(t, o.refused, 1, "refused")
+					assert.GreaterOrEqual(t, o.used, 0.95)
+				})
 			})
-		})
+		}
 	}
 }
 
