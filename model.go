@@ -448,7 +448,15 @@ func (m *model) remaining(o observation) {
 			// (A bucket's reset moves on without one.)
 			m.ownAcc, m.spentAcc = m.ownAcc/2, m.spentAcc/2
 		}
-		if f := (m.ownAcc + 1) / (m.spentAcc + 1); m.spentAcc >= 8 {
+		// Enough is 8 counted, or a quarter of a small limit (at least 3):
+		// four clients on 10 per 2 s had each spent its 2.5 of the window
+		// before 8 were counted (ulule: 9 of 69 answers 429, 0-2 with a
+		// quarter; tollbooth 16-18 and 8; throttled 8 and 4).
+		enough := 8.0
+		if m.srvLimit > 0 {
+			enough = min(enough, max(3, m.srvLimit/4))
+		}
+		if f := (m.ownAcc + 1) / (m.spentAcc + 1); m.spentAcc >= enough {
 			// Enough counted to tell: others spend a tenth or more of what
 			// the server counts, and this client takes only its share
 			// (reordering alone stays within the tenth), or they do not.

@@ -652,3 +652,19 @@ func TestModelSlidingWindowLengthFromItsCadence(t *testing.T) {
 	m.observe(ans(4, 4, 9.0, 9.01, 30, 28, 11))
 	assert.Equal(t, float64(3*time.Second), m.winLen)
 }
+
+// Four clients on a quota of 10 per 2 s: each has 2.5 of a window, and 8
+// counted (the evidence a large quota needs) is most of a window: the four
+// had spent it by then (ulule, 10 per 2 s: 9 of 69 answers 429). A quarter
+// of the limit, at least 3, is enough for a small one.
+func TestModelSmallQuotaTellsTheShareSoon(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.001, 10, 9, 2))
+	m.observe(ans(2, 2, 0.01, 0.011, 10, 5, 2)) // 4 counted, 1 of them this client's
+	assert.Less(t, m.share, 0.5)
+
+	m = testModel()
+	m.observe(ans(1, 1, 0, 0.001, 100, 99, 10))
+	m.observe(ans(2, 2, 0.01, 0.011, 100, 95, 10))
+	assert.Equal(t, 1.0, m.share, "4 counted of a limit of 100 tells nothing yet")
+}
