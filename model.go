@@ -450,7 +450,7 @@ func (m *model) remaining(o observation) {
 		}
 		// Enough is 8 counted, or a quarter of a small limit (at least 3):
 		// four clients on 10 per 2 s had each spent its 2.5 of the window
-		// before 8 were counted (ulule: 9 of 69 answers 429, 0-2 with a
+		// before 8 were counted (ulule: 9 of 69 answers 429, 2 with a
 		// quarter; tollbooth 16-18 and 8; throttled 8 and 4).
 		enough := 8.0
 		if m.srvLimit > 0 {
