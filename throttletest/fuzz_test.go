@@ -27,11 +27,14 @@ func FuzzCounter(f *testing.F) {
 	f.Add(byte(FixedWindow), byte(AlignFirstRequest), false, false, uint16(2), uint16(0), uint32(1000), uint32(0), []byte{16, 41, 6, 16, 182})
 	f.Add(byte(SlidingWindow), byte(AlignStart), false, false, uint16(10), uint16(0), uint32(1000), uint32(0), []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 16, 0, 0, 80})
 	f.Add(byte(SlidingWindow), byte(AlignFirstRequest), true, false, uint16(10), uint16(0), uint32(1000), uint32(0), []byte{32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 77, 0, 0, 45, 19})
+	f.Add(byte(SlidingWindow), byte(AlignClock), true, true, uint16(10), uint16(0), uint32(1000), uint32(970), []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 1, 3, 7})
 	f.Add(byte(TokenBucket), byte(AlignStart), false, false, uint16(3), uint16(0), uint32(1000), uint32(0), []byte{0, 0, 0, 0, 21, 1})
 	f.Add(byte(GCRA), byte(AlignStart), false, false, uint16(10), uint16(4), uint32(1000), uint32(0), []byte{0, 0, 0, 0, 0, 16, 0, 0, 255})
 	f.Add(byte(LeakyBucket), byte(AlignStart), false, false, uint16(2), uint16(3), uint32(1000), uint32(0), []byte{0, 0, 0, 0, 32, 96, 24})
 	f.Add(byte(LeakyBucket), byte(AlignStart), false, true, uint16(60), uint16(1), uint32(60000), uint32(0), []byte{0, 1, 1})
-	f.Fuzz(func(t *testing.T, alg, align byte, countRefused, noDelay bool, limit, burst uint16, windowMs, offsetMs uint32, steps []byte) {
+	// option is the algorithm's second option: RoundEstimate for a
+	// SlidingWindow, NoDelay for a LeakyBucket.
+	f.Fuzz(func(t *testing.T, alg, align byte, countRefused, option bool, limit, burst uint16, windowMs, offsetMs uint32, steps []byte) {
 		q := Quota{
 			Limit:     int(limit),
 			Window:    time.Duration(windowMs) * time.Millisecond,
@@ -42,8 +45,9 @@ func FuzzCounter(f *testing.F) {
 			q.Burst = 0
 			q.Align = Alignment(align % 3)
 			q.CountRefused = countRefused && q.Algorithm == SlidingWindow
+			q.RoundEstimate = option && q.Algorithm == SlidingWindow
 		} else {
-			q.NoDelay = noDelay && q.Algorithm == LeakyBucket
+			q.NoDelay = option && q.Algorithm == LeakyBucket
 		}
 		q = q.normalize()
 		offset := time.Duration(offsetMs) * time.Millisecond % q.Window
