@@ -204,6 +204,7 @@ type model struct {
 	// resets, and a probe may go at the reset rather than at its latest end.
 	onTime   bool
 	winLeast float64 // the least Remaining the current window has reported
+	winFirst float64 // the Remaining of the current window's first answer
 	// winEnd is the soonest reset, plus its answer's latency, that the
 	// current window's answers stated (never: none). Each answer places
 	// the window's end within a slack of its own reset; the window's end is
@@ -340,6 +341,36 @@ func (m *model) steady() float64 {
 	return m.srvLimit / (m.winLen / float64(time.Second))
 }
 
+// sliding reports whether the server refills as a sliding window does,
+// from what its last window counted, with its limit and window known.
+func (m *model) sliding() bool {
+	return m.kind == kindRefill && !m.bucket && m.srvLimit > 0 && m.winLen > 0
+}
+
+// giveBack is the rate, per nanosecond, at which a sliding window gives
+// back its quota during the current window: what the last window counted
+// (the limit less what this window's first answer found left), spread over
+// the window. At most the limit rate.
+func (m *model) giveBack() float64 {
+	return min(m.srvLimit, max(m.srvLimit-m.winFirst, 0)) / m.winLen
+}
+
+// nextTick returns when a sliding window that answered o gives back its
+// next quota: at once, unless its resets are whole seconds, whose server
+// may read its clock in them (fiber's cached timestamp) and then gives
+// back only as a second ticks, a third of its last window at a time on
+// 3 s. The ticks are the window's end less whole seconds: its soonest
+// reset, as late as the true one by at most the answers' spacing. (A cap
+// grown between ticks drew a 429 and a whole-window Retry-After from
+// fiber in every other run.)
+func (m *model) nextTick(o observation) instant {
+	if !o.coarse || m.winEnd == never || m.winEnd <= o.arrived {
+		return o.arrived
+	}
+	s := float64(time.Second)
+	return m.winEnd.add(-s * math.Floor(m.winEnd.sub(o.arrived)/s))
+}
+
 // slack is the uncertainty of an observation's reset.
 func slack(o observation) float64 {
 	s := o.arrived.sub(o.sent) // the delta was measured late by the latency
@@ -420,6 +451,21 @@ func (m *model) remaining(o observation) {
 			m.crossed(full, m.winLen > 0 && o.sent.sub(prev.reset) < m.winLen/2, short > others)
 		}
 		switch {
+		case m.sliding() && (sameWin || newer && o.arrived.sub(prev.arrived) < m.winLen):
+			// A sliding window gives back what its last window counted,
+			// spread over this one: not the limit rate, but what this
+			// window's first answer showed missing. Credited at the whole
+			// rate, a lone client that had sent half of it took the other
+			// half for the others' spending, paced at its share, and so got
+			// back less again (share 1 → 0.51 in 30 s at 5/s in the kit;
+			// fiber's sliding window, 0.39). Rises count too: they are
+			// the give-back.
+			if newer {
+				m.ownAcc, m.spentAcc = m.ownAcc/2, m.spentAcc/2
+			}
+			refill := m.giveBack() * o.arrived.sub(prev.arrived)
+			m.ownAcc += own
+			m.spentAcc = max(m.spentAcc+prev.remaining-r+refill, 0)
 		case sameWin && r <= prev.remaining+0.5:
 			// What the server counted between the two answers, against
 			// what this client sent between them. A pair alone is off by
@@ -477,7 +523,7 @@ func (m *model) remaining(o observation) {
 		m.crossings++
 		fallthrough
 	case !hasRef, newer:
-		m.winLeast, m.winE0, m.winE0OK, m.winT0, m.winEnd = r, e, eOK, o.arrived, never
+		m.winLeast, m.winFirst, m.winE0, m.winE0OK, m.winT0, m.winEnd = r, r, e, eOK, o.arrived, never
 	case sameWin:
 		m.winLeast = min(m.winLeast, r)
 	}
@@ -530,11 +576,21 @@ func (m *model) remaining(o observation) {
 		allowed = seq + math.Floor(sh*max(r-spread, 0)+m.uniform())
 	}
 	grow := 0.0
+	growFrom := o.arrived
 	end := never
 	if m.kind == kindRefill {
 		// At least a request per MaxCooldown: a cap is a server-derived
 		// wait too.
-		grow = max(safety*m.steady()*m.ownShare()/float64(time.Second), 1/m.maxCooldown)
+		// A sliding window gives back no faster than its last window
+		// counted: fiber's, sent to at the steady rate by a lone client,
+		// serves 7.5 of its 10 a second, and a cap grown at 9.5 drew a 429
+		// and a whole-window Retry-After in every other run.
+		steady := m.steady() / float64(time.Second)
+		if m.sliding() {
+			steady = min(steady, m.giveBack())
+			growFrom = m.nextTick(o)
+		}
+		grow = max(safety*steady*m.ownShare(), 1/m.maxCooldown)
 	} else if eOK {
 		// The window ends in [e − slack, e + slack] for the reset e of
 		// each of its answers: real servers truncate (end after e) more
@@ -581,14 +637,14 @@ func (m *model) remaining(o observation) {
 		if settled {
 			behind = 0
 		}
-		*p = plan{rate: p.rate, burst: p.burst, alone: p.alone, capOn: true, capBase: allowed, capAt: o.arrived, capGrow: grow, capEnd: end, capRef: seq, capBehind: behind}
+		*p = plan{rate: p.rate, burst: p.burst, alone: p.alone, capOn: true, capBase: allowed, capAt: growFrom, capGrow: grow, capEnd: end, capRef: seq, capBehind: behind}
 		m.ref = answer{ok: true, seq: seq, arrived: o.arrived, remaining: r, reset: e, resetOK: eOK, admitted: o.admitted}
 	case older:
 		return // an answer from an older window says nothing of this one
 	default:
 		// Same window, not causal: it may lower the cap, never raise it.
 		if allowed < p.capSeq(o.arrived) {
-			p.capBase, p.capAt, p.capRef, p.capBehind = allowed, o.arrived, o.seq, o.behind
+			p.capBase, p.capAt, p.capRef, p.capBehind = allowed, growFrom, o.seq, o.behind
 		}
 	}
 	m.spread(o, e, sl)

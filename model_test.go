@@ -284,18 +284,45 @@ func TestModelSlidingWindowShownWithOthers(t *testing.T) {
 }
 
 func TestModelRefillCountsAsSpentInTheShare(t *testing.T) {
-	// Four clients on a sliding window of 100 per 10 s (10/s back): each
-	// 0.1 s this one sends 1, the others 3, and the window gives 1 back,
-	// so the count falls by 3. The refill was spending too: this client's
-	// share is a quarter, not a third.
+	// Four clients on a sliding window of 100 per 10 s whose last window
+	// counted 98 (its first answer: 2 left), so 9.8/s comes back. Each
+	// 0.4 s this one sends 1 and the others 3, and the window gives about
+	// 4 back: the count holds. What came back was spent too: this client's
+	// share is a quarter, not all of it.
 	m := testModel()
-	m.observe(ans(1, 1, 0, 0.01, 100, 50, 10))
-	m.observe(ans(2, 2, 0.1, 0.11, 100, 52, 10)) // a rise: refilling
+	m.observe(ans(1, 1, 0, 0.01, 100, 2, 10))
+	m.observe(ans(2, 2, 0.4, 0.41, 100, 3, 10)) // a rise: refilling
 	require.Equal(t, kindRefill, m.kind)
 	for i := 1.0; i <= 20; i++ {
-		m.observe(ans(2+i, 2+i, 0.1+0.1*i, 0.11+0.1*i, 100, 52-3*i, 10))
+		m.observe(ans(2+i, 2+i, 0.4+0.4*i, 0.41+0.4*i, 100, 3, 10))
 	}
 	assert.InDelta(t, 0.25, m.share, 0.02)
+}
+
+// A sliding window gives back what its last window counted, not the limit
+// rate: a lone client that sent 5 a second of a 10/s window's quota sees 5
+// a second come back, and that is its own spending, not the others' (at the
+// limit rate its share fell to 0.51 in 30 s, and so its pace). The cap
+// grows at that give-back too: fiber's sliding window serves 7.5 of 10 a
+// second, and a cap grown at 9.5/s drew a 429.
+func TestModelSlidingGiveBackIsTheLastWindowsCount(t *testing.T) {
+	m := testModel()
+	// 30 per 3 s; the last window counted 15: 15 left at this one's start.
+	m.observe(ans(1, 1, 0, 0.01, 30, 15, 3))
+	m.observe(ans(2, 2, 0.4, 0.41, 30, 16, 3)) // a rise: refilling
+	require.Equal(t, kindRefill, m.kind)
+	var p plan
+	for i := 1.0; i <= 60; i++ {
+		// 5/s out, 5/s back: the count holds, whichever window it is in.
+		t0 := 0.4 + 0.2*i
+		p = m.observe(ans(2+i, 2+i, t0, t0+0.01, 30, 16, 3*math.Ceil((t0+0.01)/3)))
+	}
+	assert.Equal(t, 1.0, m.share, "alone")
+	assert.InDelta(t, safety*5/sec, p.capGrow, 0.5/sec, "the cap grows at the give-back")
+	// Whole-second resets: it gives back at its clock's ticks, the window's
+	// end (15 s, answered 10 ms late) less whole seconds, and the cap grows
+	// from the next one after the answer at 12.41 s.
+	assert.InDelta(t, 13.01*sec, float64(p.capAt), 1e6, "grows from %v", time.Duration(p.capAt))
 }
 
 // Every answer of a window places its end within a slack of its own reset,
@@ -608,30 +635,34 @@ func TestModelToldRateBoundsAnInferredRefill(t *testing.T) {
 // on, as the old window's count weighs less: a lone client's first refusal
 // is retried once two requests' worth has come back (one for the refusal,
 // which some servers count), and a second in a row is held to the end it
-// was given.
+// was given. Its resets are whole seconds: it may give back only as its
+// clock's second ticks (fiber's does), at the window's end less whole
+// seconds, so the two come back from the next tick on.
 func TestModelSlidingWindowRefusalIsRetriedSoon(t *testing.T) {
 	m := testModel()
+	// The last window counted 30 (none left at this one's start): 10/s
+	// comes back. Requests 3 and 4 went before 2's answer came.
 	m.observe(ans(1, 1, 0, 0.01, 30, 0, 3))
-	m.observe(ans(2, 2, 0.5, 0.51, 30, 1, 3)) // more left for a later request
+	m.observe(ans(2, 4, 0.2, 0.21, 30, 1, 3)) // more left for a later request
 	require.Equal(t, kindRefill, m.kind)
-	o := ans(3, 3, 1, 1.001, 30, 0, 3)
-	o.status, o.q.RetryAfter = http.StatusTooManyRequests, 2*time.Second // its reset
+	o := ans(4, 4, 0.2, 0.212, 30, 0, 3)
+	o.status, o.q.RetryAfter = http.StatusTooManyRequests, 3*time.Second // the whole window
 	p := m.observe(o)
 	require.True(t, p.holdOn)
-	assert.InDelta(t, 1.001+2/9.5, float64(p.hold)/sec, 0.001, "retried after two requests' worth at 95%% of 10/s")
+	assert.InDelta(t, 1.01+2/9.5, float64(p.hold)/sec, 0.001, "retried after two requests' worth at 95%% of 10/s from the tick at 1.01")
 
-	o = ans(4, 4, 1.11, 1.111, 30, 0, 3)
-	o.status, o.q.RetryAfter = http.StatusTooManyRequests, 2*time.Second
+	o = ans(5, 5, 0.43, 0.431, 30, 0, 3)
+	o.status, o.q.RetryAfter = http.StatusTooManyRequests, 3*time.Second
 	p = m.observe(o)
 	assert.InDelta(t, 4.001, float64(p.hold)/sec, 0.001, "a second refusal in a row waits for the reset's latest end")
 
 	// A success clears it: the next episode's first refusal, with no
 	// Retry-After, is retried soon again.
-	m.observe(ans(5, 5, 4.2, 4.201, 30, 0, 6))
-	o = ans(6, 6, 4.3, 4.301, 30, 0, 6)
+	m.observe(ans(6, 6, 4.2, 4.201, 30, 0, 6))
+	o = ans(7, 7, 4.3, 4.301, 30, 0, 6)
 	o.status = http.StatusTooManyRequests
 	p = m.observe(o)
-	assert.InDelta(t, 4.301+2/9.5, float64(p.hold)/sec, 0.001)
+	assert.InDelta(t, 5.001+2/9.5, float64(p.hold)/sec, 0.001)
 }
 
 // A 3 s sliding window whose windows end late in a second (2.9 s, 5.9 s),

@@ -134,7 +134,7 @@ func (m *model) cooldown(o observation) {
 		// added (after one, a retry one request's worth later was refused
 		// again). A second in a row is held to its end. Where others share
 		// the quota, they took it: the refusal is no turn's.
-		until = min(until, o.arrived.add(2/m.plan.capGrow))
+		until = min(until, max(m.plan.capAt, o.arrived).add(2/m.plan.capGrow))
 		m.retriedEarly = true
 	}
 	m.plan.hold, m.plan.holdOn = min(until, o.arrived.add(m.maxCooldown)), true

@@ -372,3 +372,69 @@ func TestScenarioIndependentClients(t *testing.T) {
 		})
 	}
 }
+
+// TestScenarioSlidingWindowAfterLightDemand: a lone client whose sliding
+// window gives back less than the limit rate (it sent 5 a second of the 10
+// the server allows) must not take that for others' spending. The refill
+// was credited at the whole limit rate, its share fell, so it paced slower,
+// so less came back: share 0.51 after 30 s at 5/s, and the 16 goroutines
+// that came next used 55% of the quota.
+func TestScenarioSlidingWindowAfterLightDemand(t *testing.T) {
+	for _, countRefused := range []bool{false, true} {
+		t.Run(fmt.Sprintf("countRefused=%v", countRefused), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := throttletest.NewHandler(throttletest.Config{
+					Quota: throttletest.Quota{Limit: 30, Window: 3 * time.Second,
+						Algorithm: throttletest.SlidingWindow, Align: throttletest.AlignClock,
+						RoundEstimate: true, CountRefused: countRefused},
+					ResetRounding:    throttletest.Truncate,
+					RetryAfterWindow: true,
+					Latency:          time.Millisecond,
+				})
+				b := NewBucket(Config{})
+				call := func(ctx context.Context) bool {
+					f, err := b.Begin(ctx)
+					if err != nil {
+						return false
+					}
+					req, _ := http.NewRequestWithContext(context.Background(), "GET", "http://api.test/x", nil)
+					resp, err := srv.RoundTrip(req)
+					if err != nil {
+						f.Done(nil)
+						return true
+					}
+					f.Done(resp)
+					resp.Body.Close()
+					return true
+				}
+				const light, heavy = 30 * time.Second, 30 * time.Second
+				var wg sync.WaitGroup
+				tick := time.NewTicker(200 * time.Millisecond) // open loop: 5 a second
+				for end := time.Now().Add(light); time.Now().Before(end); <-tick.C {
+					wg.Go(func() { call(t.Context()) })
+				}
+				tick.Stop()
+				ctx, cancel := context.WithTimeout(t.Context(), heavy)
+				defer cancel()
+				for range scenarioGoroutines {
+					wg.Go(func() {
+						for call(ctx) {
+						}
+					})
+				}
+				wg.Wait()
+				var later throttletest.Counts
+				for _, p := range srv.Stats().Series {
+					if p.Second >= int(light/time.Second) {
+						later.Admitted += p.Admitted
+						later.Refused += p.Refused
+					}
+				}
+				used := float64(later.Admitted) / (30 * float64(heavy/(3*time.Second)))
+				t.Logf("after the light demand: %+v, %.0f%% used", later, 100*used)
+				assert.GreaterOrEqual(t, used, 0.90, "used")
+				assert.LessOrEqual(t, later.Refused, 3, "refused")
+			})
+		})
+	}
+}
