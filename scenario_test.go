@@ -162,6 +162,45 @@ func TestScenarioSlidingWindow(t *testing.T) {
 	}
 }
 
+// TestScenarioCoarseClockSlidingWindow: gofiber's sliding window as the kit
+// plays it, 30 per 3 s: it reads a cached whole-second clock, so the old
+// window's count comes back a third at a time as each second ticks; it
+// counts its refusals, states no policy, and answers a refusal with a
+// Retry-After alone. Its steady rate is 7.5/s (⌊30 × ⅔⌋ + 10 per second at
+// most, after the first window), 75% of the quota. A cap grown between
+// ticks drew a 429 and a whole-second hold in about every other window;
+// the share, credited the refill at 10/s, fell to 0.39 and with it the
+// pace (61% used on the real server).
+func TestScenarioCoarseClockSlidingWindow(t *testing.T) {
+	for _, tc := range []struct{ phase, jitter time.Duration }{
+		{0, 0}, {300 * time.Millisecond, 0}, {700 * time.Millisecond, 0}, {950 * time.Millisecond, 0},
+		// Answers out of order: each takes 1-41 ms.
+		{0, 40 * time.Millisecond}, {500 * time.Millisecond, 40 * time.Millisecond},
+	} {
+		t.Run(fmt.Sprintf("phase=%v/jitter=%v", tc.phase, tc.jitter), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := throttletest.Config{
+					Quota: throttletest.Quota{Limit: 30, Window: 3 * time.Second,
+						Algorithm: throttletest.SlidingWindow, Align: throttletest.AlignFirstRequest,
+						CountRefused: true},
+					Dialect:      throttletest.IETF,
+					NoPolicy:     true,
+					BareRefusals: true,
+					ClockTick:    time.Second,
+					Phase:        tc.phase,
+					Latency:      time.Millisecond,
+					Jitter:       tc.jitter,
+					Seed:         uint64(tc.phase),
+				}
+				o := scenario{server: srv, windows: 8}.run(t)
+				t.Log(o)
+				assert.LessOrEqual(t, o.refused, 1, "refused")
+				assert.GreaterOrEqual(t, o.used, 0.72, "used")
+			})
+		})
+	}
+}
+
 // TestScenariosWithoutQuotaHeaders: servers that say nothing but 429 (or
 // Retry-After). Targets: at most 5% refused, at least 80% of the server's
 // rate used.

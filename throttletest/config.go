@@ -244,6 +244,27 @@ type Config struct {
 	// moves nothing else. Zero: no shift.
 	Phase time.Duration
 
+	// ClockTick makes the server read its clock in whole ticks, as servers
+	// that cache a timestamp do (gofiber's limiter reads one updated once a
+	// second): its windows open and turn, its sliding estimate weighs the
+	// old window, and its buckets refill only as a tick passes, and the
+	// resets and Retry-After it states are counted from the last tick. The
+	// ticks fall every ClockTick after the handler's start, shifted by
+	// Phase. Date and Stats keep the true time. Zero or negative: the clock
+	// is read to the nanosecond.
+	ClockTick time.Duration
+
+	// BareRefusals leaves the quota headers off refusals: they carry Date
+	// and Retry-After only, as gofiber's limiter answers them. Successes
+	// carry the dialect's headers as usual.
+	BareRefusals bool
+
+	// NoPolicy leaves RateLimit-Policy off the IETF dialect's answers, as
+	// most servers that send the draft's RateLimit-Limit, -Remaining and
+	// -Reset do (gofiber, many gateways): the window is then known from
+	// the resets alone. Other dialects are not affected.
+	NoPolicy bool
+
 	// RetryAfterWindow makes the Retry-After of a request refused by the
 	// quota the quota's whole Window (rounded by ResetRounding), as
 	// go-chi/httprate sends it, instead of the time until a request would

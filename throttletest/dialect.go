@@ -37,7 +37,11 @@ func (h *Handler) setHeaders(hdr http.Header, d decision) {
 	hostile := h.cfg.Hostile
 	round := h.cfg.ResetRounding
 
-	switch h.cfg.Dialect {
+	dialect := h.cfg.Dialect
+	if d.outcome == refused && h.cfg.BareRefusals {
+		dialect = RetryAfterOnly
+	}
+	switch dialect {
 	case GitHub:
 		// https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api
 		used := strconv.FormatInt(d.limit-d.remaining, 10)
@@ -61,7 +65,9 @@ func (h *Handler) setHeaders(hdr http.Header, d decision) {
 		hdr.Set("RateLimit-Limit", limit)
 		hdr.Set("RateLimit-Remaining", remaining)
 		hdr.Set("RateLimit-Reset", reset)
-		hdr.Set("RateLimit-Policy", policy)
+		if !h.cfg.NoPolicy {
+			hdr.Set("RateLimit-Policy", policy)
+		}
 	case IETFStructured:
 		// draft-ietf-httpapi-ratelimit-headers-08 and later: structured
 		// fields (RFC 9651) naming the policy.

@@ -126,6 +126,10 @@
 //	Config.RetryAfterWindow           Retry-After is the whole window
 //	Quota.CountRefused                a sliding window that counts its refusals
 //	Quota.RoundEstimate               a sliding window that refuses just after its turn
+//	Config.ClockTick                  a server that reads a cached clock: a sliding
+//	                                  window gives back only as a second ticks
+//	Config.BareRefusals               refusals carry Retry-After alone
+//	Config.NoPolicy                   IETF without RateLimit-Policy: no stated window
 //	Algorithm GCRA, Quota.Burst       the reset is "until full"; limit is the burst
 //	Algorithm LeakyBucket             nginx limit_req: excess delayed or refused
 //	Dialect DateReset                 dates in formats http.ParseTime does not read
@@ -141,6 +145,8 @@
 //	                  X-RateLimit-Reset in Unix seconds (GitHub dialect)
 //	throttled v2      GCRA with Burst = MaxBurst+1; resets and Retry-After
 //	                  in delta seconds, rounded up (IETF dialect)
+//	gofiber limiter   SlidingWindow, AlignFirstRequest, CountRefused,
+//	(sliding)         ClockTick 1 s, BareRefusals; IETF dialect with NoPolicy
 //	nginx limit_req   LeakyBucket with Burst = burst+1 (NoDelay for
 //	                  nodelay), None dialect, RefuseStatus 503 by default
 //

@@ -275,6 +275,7 @@ func (h *Handler) decide(name string, ch chat) decision {
 		h.started, h.start = true, now
 	}
 	e := max(now.Sub(h.start), 0)
+	ce := h.clock(e)
 
 	c := h.counters[name]
 	if c == nil {
@@ -288,12 +289,12 @@ func (h *Handler) decide(name string, ch chat) decision {
 		}
 		h.counters[name] = c
 	}
-	c.advance(e)
+	c.advance(ce)
 
 	d := decision{resource: name, limit: c.stated(), window: c.q.Window, now: now, wait: h.cfg.Latency, elapsed: e}
 	tokensOK, tokensRetry := h.tokensLocked(e, ch)
 	switch {
-	case !c.allows(e):
+	case !c.allows(ce):
 		d.outcome = refused
 		c.refuse()
 	case !tokensOK:
@@ -314,7 +315,7 @@ func (h *Handler) decide(name string, ch chat) decision {
 			h.admissions = append(h.admissions, e)
 		}
 	}
-	remaining, reset, retry := c.report(e)
+	remaining, reset, retry := c.report(ce)
 	d.remaining, d.reset = remaining, h.start.Add(reset)
 	if d.outcome == refused {
 		d.retry = max(retry, tokensRetry)
@@ -338,6 +339,23 @@ func (h *Handler) decide(name string, ch chat) decision {
 		h.series = append(h.series, p)
 	}
 	return d
+}
+
+// clock is the elapsed time e as the quota's clock reads it: to the last
+// Config.ClockTick.
+func (h *Handler) clock(e time.Duration) time.Duration {
+	tick := h.cfg.ClockTick
+	if tick <= 0 {
+		return e
+	}
+	phase := h.cfg.Phase % tick
+	if phase < 0 {
+		phase += tick
+	}
+	if e < phase {
+		return 0
+	}
+	return phase + (e-phase)/tick*tick
 }
 
 // secondaryLocked reports whether Config.Secondary refuses a request at

@@ -251,3 +251,80 @@ func TestJitter(t *testing.T) {
 	assert.Equal(t, first, run(t, 1), "answer order with seed 1, again")
 	assert.NotEqual(t, first, run(t, 2), "answer order with seed 2")
 }
+
+// TestClockTick checks a server that reads a cached whole-second clock, as
+// gofiber's limiter does: a sliding window of 3 per 3 s gives the old
+// window's count back a third at a time, as each second ticks, not
+// continuously; its resets count from the last tick. The handler's ticks
+// fall 200ms after its start (Phase), and so do its windows.
+func TestClockTick(t *testing.T) {
+	type step struct {
+		at     time.Duration // since the first request
+		status int
+		reset  string // RateLimit-Reset
+		retry  string // Retry-After
+	}
+	cases := []struct {
+		tick  time.Duration
+		steps []step
+	}{
+		{tick: time.Second, steps: []step{
+			{0, 200, "3", ""}, {0, 200, "3", ""}, {0, 200, "3", ""},
+			{2900 * time.Millisecond, 429, "1", "1"}, // read as 2.0 s: 1 s left of 3
+			{3500 * time.Millisecond, 429, "3", "3"}, // read as 3.0: all of the old count weighs
+			{3900 * time.Millisecond, 429, "3", "3"},
+			{4000 * time.Millisecond, 200, "2", ""}, // the tick: a third comes back
+			{4900 * time.Millisecond, 429, "2", "2"},
+		}},
+		{steps: []step{
+			{0, 200, "3", ""}, {0, 200, "3", ""}, {0, 200, "3", ""},
+			{2900 * time.Millisecond, 429, "1", "1"},
+			{3500 * time.Millisecond, 200, "3", ""}, // opens [3.5, 6.5): ⌊3 × 2.5/3⌋ = 2 weigh
+			{3900 * time.Millisecond, 429, "3", "3"},
+			{4000 * time.Millisecond, 429, "3", "3"},
+			{4900 * time.Millisecond, 200, "2", ""}, // ⌊3 × 1.1/3⌋ = 1 weighs
+
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprint("ClockTick=", tc.tick), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := throttletest.NewHandler(throttletest.Config{
+					Quota: throttletest.Quota{Limit: 3, Window: 3 * time.Second,
+						Algorithm: throttletest.SlidingWindow, Align: throttletest.AlignFirstRequest},
+					Dialect:   throttletest.IETF,
+					ClockTick: tc.tick,
+					Phase:     200 * time.Millisecond,
+				})
+				time.Sleep(200 * time.Millisecond)
+				start := time.Now()
+				for i, s := range tc.steps {
+					time.Sleep(time.Until(start.Add(s.at)))
+					resp, _ := get(t, h, "/")
+					got := step{s.at, resp.StatusCode, resp.Header.Get("RateLimit-Reset"), resp.Header.Get("Retry-After")}
+					require.Equal(t, s, got, "step %d", i)
+				}
+			})
+		})
+	}
+}
+
+// TestBareRefusalsAndNoPolicy checks gofiber's answers: the draft's
+// RateLimit fields without a policy, and refusals with Retry-After alone.
+func TestBareRefusalsAndNoPolicy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := throttletest.NewHandler(throttletest.Config{
+			Quota:        throttletest.Quota{Limit: 1, Window: 3 * time.Second},
+			Dialect:      throttletest.IETF,
+			BareRefusals: true,
+			NoPolicy:     true,
+		})
+		resp, _ := get(t, h, "/")
+		assert.Equal(t, map[string]string{"date": "Sat, 01 Jan 2000 00:00:00 GMT",
+			"ratelimit-limit": "1", "ratelimit-remaining": "0", "ratelimit-reset": "3"}, headers(resp))
+		time.Sleep(time.Second)
+		resp, _ = get(t, h, "/")
+		assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+		assert.Equal(t, map[string]string{"date": "Sat, 01 Jan 2000 00:00:01 GMT", "retry-after": "2"}, headers(resp))
+	})
+}
