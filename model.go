@@ -359,16 +359,23 @@ func (m *model) giveBack() float64 {
 // next quota: at once, unless its resets are whole seconds, whose server
 // may read its clock in them (fiber's cached timestamp) and then gives
 // back only as a second ticks, a third of its last window at a time on
-// 3 s. The ticks are the window's end less whole seconds: its soonest
-// reset, as late as the true one by at most the answers' spacing. (A cap
-// grown between ticks drew a 429 and a whole-window Retry-After from
-// fiber in every other run.)
+// 3 s. The ticks are the window's end less whole seconds, its end placed
+// by its soonest reset, late by at most the answers' spacing. A reset of
+// n seconds from now was counted from the tick n before the end, so the
+// next is n − 1 before it; a reset that is a date, the next whole second
+// of the server's clock. Once the window's end has passed, nothing places
+// the ticks: at once. (A cap grown between ticks drew a 429 and a
+// whole-window Retry-After from fiber in every other run.)
 func (m *model) nextTick(o observation) instant {
-	if !o.coarse || m.winEnd == never || m.winEnd <= o.arrived {
+	if !o.coarse || !o.resetOK || m.winEnd == never || m.winEnd <= o.arrived {
 		return o.arrived
 	}
 	s := float64(time.Second)
-	return m.winEnd.add(-s * math.Floor(m.winEnd.sub(o.arrived)/s))
+	k := math.Floor(m.winEnd.sub(o.arrived) / s)
+	if d := o.reset.sub(o.arrived); wholeSeconds(d) {
+		k = math.Round(d/s) - 1
+	}
+	return max(m.winEnd.add(-s*k), o.arrived)
 }
 
 // slack is the uncertainty of an observation's reset.

@@ -325,6 +325,29 @@ func TestModelSlidingGiveBackIsTheLastWindowsCount(t *testing.T) {
 	assert.InDelta(t, 13.01*sec, float64(p.capAt), 1e6, "grows from %v", time.Duration(p.capAt))
 }
 
+// fiber's sliding window reads a whole-second clock: its Remaining comes
+// back only as a second ticks, and a reset of n seconds was counted from
+// the tick n before the window's end. The cap grows from the next tick,
+// not from the answer: a request between ticks, past what the last answer
+// said, is refused (and fiber counts it, and holds a whole window).
+func TestModelSlidingCapGrowsFromTheNextTick(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.001, 30, 29, 3.001))    // "3"
+	m.observe(ans(30, 30, 2.9, 2.901, 30, 0, 3.901)) // "1"
+	m.observe(ans(31, 31, 3.05, 3.051, 30, 0, 6.051))
+	require.Equal(t, 1, m.crossings, "a new window")
+	p := m.observe(ans(32, 32, 4.1, 4.101, 30, 9, 6.101)) // "2", and a third of the old 30 back
+	require.Equal(t, kindRefill, m.kind)
+	assert.InDelta(t, safety*10/sec, p.capGrow, 0.01/sec, "the last window counted 30")
+	assert.InDelta(t, 5.052*sec, float64(p.capAt), 1e6, "grows from the tick after 4.1 s, not from %v", time.Duration(p.capAt))
+	assert.Equal(t, 41.0, p.capSeq(secs(5.05)), "nothing more before it")
+
+	// The next window's first answer, "3": its own tick was the window's
+	// start, and the next is a second on.
+	p = m.observe(ans(60, 60, 6.06, 6.061, 30, 0, 9.061))
+	assert.InDelta(t, 7.062*sec, float64(p.capAt), 1e6, "grows from %v", time.Duration(p.capAt))
+}
+
 // Every answer of a window places its end within a slack of its own reset,
 // so the end is in all of those spans: the latest end is the soonest reset
 // plus the slack. gofiber's whole-second resets went from 2 to 1 at 2.0 s;
