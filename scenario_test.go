@@ -353,10 +353,7 @@ func TestScenarioIndependentClients(t *testing.T) {
 	}{
 		{"github/fixed", fixed(throttletest.GitHub), 0.90},
 		{"ietf/fixed", fixed(throttletest.IETF), 0.90},
-		// Known gap: against a sliding window whose Remaining stays near
-		// zero, clients that know of each other do not tell it from a
-		// fixed window, and wait for each window's end: 55-80% used.
-		{"github/sliding", sliding, 0.50},
+		{"github/sliding", sliding, 0.90},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
