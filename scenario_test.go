@@ -162,6 +162,20 @@ func TestScenarioSlidingWindow(t *testing.T) {
 	}
 }
 
+// fiberSliding is gofiber's sliding window of 30 per 3 s as the kit plays it.
+func fiberSliding() throttletest.Config {
+	return throttletest.Config{
+		Quota: throttletest.Quota{Limit: 30, Window: 3 * time.Second,
+			Algorithm: throttletest.SlidingWindow, Align: throttletest.AlignFirstRequest,
+			CountRefused: true},
+		Dialect:      throttletest.IETF,
+		NoPolicy:     true,
+		BareRefusals: true,
+		ClockTick:    time.Second,
+		Latency:      time.Millisecond,
+	}
+}
+
 // TestScenarioCoarseClockSlidingWindow: gofiber's sliding window as the kit
 // plays it, 30 per 3 s: it reads a cached whole-second clock, so the old
 // window's count comes back a third at a time as each second ticks; it
@@ -179,19 +193,8 @@ func TestScenarioCoarseClockSlidingWindow(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("phase=%v/jitter=%v", tc.phase, tc.jitter), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				srv := throttletest.Config{
-					Quota: throttletest.Quota{Limit: 30, Window: 3 * time.Second,
-						Algorithm: throttletest.SlidingWindow, Align: throttletest.AlignFirstRequest,
-						CountRefused: true},
-					Dialect:      throttletest.IETF,
-					NoPolicy:     true,
-					BareRefusals: true,
-					ClockTick:    time.Second,
-					Phase:        tc.phase,
-					Latency:      time.Millisecond,
-					Jitter:       tc.jitter,
-					Seed:         uint64(tc.phase),
-				}
+				srv := fiberSliding()
+				srv.Phase, srv.Jitter, srv.Seed = tc.phase, tc.jitter, uint64(tc.phase)
 				o := scenario{server: srv, windows: 8}.run(t)
 				t.Log(o)
 				assert.LessOrEqual(t, o.refused, 1, "refused")
@@ -354,6 +357,12 @@ func TestScenarioIndependentClients(t *testing.T) {
 		{"github/fixed", fixed(throttletest.GitHub), 0.90},
 		{"ietf/fixed", fixed(throttletest.IETF), 0.90},
 		{"github/sliding", sliding, 0.90},
+		// gofiber's sliding window serves at most 75% of its quota after
+		// the first window. Until a client has seen its Remaining rise
+		// within a window, it takes it for a fixed one and, capped, waits
+		// for the window's end: the first 15 s use about half of it, the
+		// rest all (65-71% in all, ten runs).
+		{"fiber/sliding", fiberSliding(), 0.62},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
