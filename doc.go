@@ -64,7 +64,9 @@
 //     a spent cap holds to its latest end, and one probe then sizes the next
 //     window. Servers shown to refill continuously (sliding windows, token
 //     buckets, GCRA) get a cap that grows at 95% of their steady rate
-//     instead. When Remaining falls faster than this client spends, other
+//     instead; a sliding window's at what its last window counted, from
+//     its whole-second clock's next tick where its resets are whole
+//     seconds. When Remaining falls faster than this client spends, other
 //     clients share the quota, and it takes only its share.
 //   - With [Config.Limit] zero the rate is learned: before the first answer
 //     one request goes out alone and the others wait for what it teaches.

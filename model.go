@@ -586,12 +586,13 @@ func (m *model) remaining(o observation) {
 	growFrom := o.arrived
 	end := never
 	if m.kind == kindRefill {
-		// At least a request per MaxCooldown: a cap is a server-derived
-		// wait too.
-		// A sliding window gives back no faster than its last window
-		// counted: fiber's, sent to at the steady rate by a lone client,
-		// serves 7.5 of its 10 a second, and a cap grown at 9.5 drew a 429
-		// and a whole-window Retry-After in every other run.
+		// The cap grows as the server refills, at least a request per
+		// MaxCooldown (a cap is a server-derived wait too). A sliding
+		// window refills no faster than its last window counted, and
+		// from its clock's next tick: fiber's, sent to at the steady rate
+		// by a lone client, serves 7.5 of its 10 a second, and a cap
+		// grown at 9.5 from each answer drew a 429 and a whole-window
+		// Retry-After in every other run.
 		steady := m.steady() / float64(time.Second)
 		if m.sliding() {
 			steady = min(steady, m.giveBack())

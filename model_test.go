@@ -207,6 +207,23 @@ func TestModelToldBucketSpendsItsIdleTokens(t *testing.T) {
 	assert.Equal(t, 10.0, p.rate, "the told rate, no safety share: the bucket refills at least that fast")
 }
 
+// The same bucket, zero config: paced at 95% of its rate, it stays at 9 of
+// 10, its rate is never measured, and what comes back beyond its capacity
+// is lost (tollbooth started with no burst: 88% used). What it holds beyond
+// the reserve is spent over a second, on top of the pace.
+func TestModelFullBucketSpendsItsIdleTokens(t *testing.T) {
+	m := testModel()
+	var p plan
+	for i := range 20 {
+		at := float64(i) * 0.105
+		o := ans(float64(i+1), float64(i+1), at, at+0.001, 10, 9, 0)
+		o.reset, o.resetOK, o.coarse = o.arrived.add(sec), true, true
+		p = m.observe(o)
+	}
+	require.True(t, m.bucket)
+	assert.InDelta(t, safety*10+7, p.rate, 1e-9, "the pace and the 7 beyond a reserve of 2 over a second")
+}
+
 func TestModelSharedWindowKeepsBackTheRoundingSpread(t *testing.T) {
 	// With a few left, the four clients' random roundings, each on an
 	// answer the others may have overtaken, would together overspend it:
