@@ -180,11 +180,12 @@ func fiberSliding() throttletest.Config {
 // plays it, 30 per 3 s: it reads a cached whole-second clock, so the old
 // window's count comes back a third at a time as each second ticks; it
 // counts its refusals, states no policy, and answers a refusal with a
-// Retry-After alone. Its steady rate is 7.5/s (⌊30 × ⅔⌋ + 10 per second at
-// most, after the first window), 75% of the quota. A cap grown between
-// ticks drew a 429 and a whole-second hold in about every other window;
-// the share, credited the refill at 10/s, fell to 0.39 and with it the
-// pace (61% used on the real server).
+// Retry-After alone. After the first window it serves at most 7.5/s, 75%
+// of the quota: 22.5 a window, so that a third of the old window's 22.5
+// still weighs at the last tick. The model used 45–49% here while it
+// credited the refill at 10/s (its share fell, and with it the pace; 61% on
+// the real server), and drew 2.2–2.8% refusals while its cap grew between
+// ticks.
 func TestScenarioCoarseClockSlidingWindow(t *testing.T) {
 	for _, tc := range []struct{ phase, jitter time.Duration }{
 		{0, 0}, {300 * time.Millisecond, 0}, {700 * time.Millisecond, 0}, {950 * time.Millisecond, 0},
@@ -423,7 +424,7 @@ func TestScenarioIndependentClients(t *testing.T) {
 // the server allows) must not take that for others' spending. The refill
 // was credited at the whole limit rate, its share fell, so it paced slower,
 // so less came back: share 0.51 after 30 s at 5/s, and the 16 goroutines
-// that came next used 55% of the quota.
+// that came next used 89% of the quota.
 func TestScenarioSlidingWindowAfterLightDemand(t *testing.T) {
 	for _, countRefused := range []bool{false, true} {
 		t.Run(fmt.Sprintf("countRefused=%v", countRefused), func(t *testing.T) {
