@@ -255,8 +255,8 @@ type Config struct {
 	ClockTick time.Duration
 
 	// BareRefusals leaves the quota headers off refusals: they carry Date
-	// and Retry-After only, as gofiber's limiter answers them. Successes
-	// carry the dialect's headers as usual.
+	// and, in the dialects that send one, Retry-After only, as gofiber's
+	// limiter answers them. Successes carry the dialect's headers as usual.
 	BareRefusals bool
 
 	// NoPolicy leaves RateLimit-Policy off the IETF dialect's answers, as
