@@ -363,8 +363,8 @@ func (m *model) giveBack() float64 {
 // by its soonest reset, late by at most the answers' spacing. A reset of
 // n seconds from now was counted from the tick n before the end, so the
 // next is n − 1 before it; a reset that is a date, the next whole second
-// of the server's clock. Once the window's end has passed, nothing places
-// the ticks: at once. (A cap grown between ticks drew a 429 and a
+// of the server's clock; never more than a second on. Once the window's
+// end has passed, nothing places the ticks: at once. (A cap grown between ticks drew a 429 and a
 // whole-window Retry-After from fiber in every other run.)
 func (m *model) nextTick(o observation) instant {
 	if !o.coarse || !o.resetOK || m.winEnd == never || m.winEnd <= o.arrived {
@@ -375,7 +375,10 @@ func (m *model) nextTick(o observation) instant {
 	if d := o.reset.sub(o.arrived); wholeSeconds(d) {
 		k = math.Round(d/s) - 1
 	}
-	return max(m.winEnd.add(-s*k), o.arrived)
+	// The server read its clock before the answer arrived, so it ticks
+	// again within a second of that, whatever a reset far ahead (cut to
+	// MaxCooldown) says.
+	return min(max(m.winEnd.add(-s*k), o.arrived), o.arrived.add(s))
 }
 
 // slack is the uncertainty of an observation's reset.

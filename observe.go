@@ -253,8 +253,12 @@ func (b *Bucket) capFreeLocked(now instant, n int) instant {
 	}
 	at := b.capEnd
 	if b.capGrow > 0 {
-		// Rounded up: a timer set for it finds the cap grown enough.
-		at = min(at, now.add(math.Ceil(need/b.capGrow)))
+		// It grows from capAt, which may be ahead (a sliding window's next
+		// tick): a timer set for now plus need/capGrow woke a nanosecond
+		// at a time until then. Rounded up: a timer set for it finds the
+		// cap grown enough.
+		from := max(now, b.capAt)
+		at = min(at, from.add(math.Ceil((float64(n)-b.capLeftLocked(from))/b.capGrow)))
 	}
 	return at
 }
