@@ -364,8 +364,9 @@ func (m *model) giveBack() float64 {
 // n seconds from now was counted from the tick n before the end, so the
 // next is n − 1 before it; a reset that is a date, the next whole second
 // of the server's clock; never more than a second on. Once the window's
-// end has passed, nothing places the ticks: at once. (A cap grown between ticks drew a 429 and a
-// whole-window Retry-After from fiber in every other run.)
+// end has passed, nothing places the ticks: at once. (A cap grown between
+// ticks drew a 429 and a whole-window Retry-After from fiber in every
+// other run.)
 func (m *model) nextTick(o observation) instant {
 	if !o.coarse || !o.resetOK || m.winEnd == never || m.winEnd <= o.arrived {
 		return o.arrived
