@@ -319,69 +319,6 @@ func (m *model) setRate(r float64) {
 	}
 }
 
-// ownShare is the share of the server's quota this client takes: 1 once
-// the rate measured for a bucket-like server has the others' takings off it.
-func (m *model) ownShare() float64 {
-	if m.bucket && m.avail > 0 {
-		return 1
-	}
-	return m.share
-}
-
-// steady is the server's limit per second as this client may use it, 0
-// when not known: for a bucket-like server the rate its tokens come back
-// at once measured, else the limit over the window.
-func (m *model) steady() float64 {
-	if m.bucket && m.avail > 0 {
-		return m.avail
-	}
-	if m.srvLimit <= 0 || m.winLen <= 0 {
-		return 0
-	}
-	return m.srvLimit / (m.winLen / float64(time.Second))
-}
-
-// sliding reports whether the server refills as a sliding window does,
-// from what its last window counted, with its limit and window known.
-func (m *model) sliding() bool {
-	return m.kind == kindRefill && !m.bucket && m.srvLimit > 0 && m.winLen > 0
-}
-
-// giveBack is the rate, per nanosecond, at which a sliding window gives
-// back its quota during the current window: what the last window counted
-// (the limit less what this window's first answer found left), spread over
-// the window. At most the limit rate.
-func (m *model) giveBack() float64 {
-	return min(m.srvLimit, max(m.srvLimit-m.winFirst, 0)) / m.winLen
-}
-
-// nextTick returns when a sliding window that answered o gives back its
-// next quota: at once, unless its resets are whole seconds, whose server
-// may read its clock in them (fiber's cached timestamp) and then gives
-// back only as a second ticks, a third of its last window at a time on
-// 3 s. The ticks are the window's end less whole seconds, its end placed
-// by its soonest reset, late by at most the answers' spacing. A reset of
-// n seconds from now was counted from the tick n before the end, so the
-// next is n − 1 before it; a reset that is a date, the next whole second
-// of the server's clock; never more than a second on. Once the window's
-// end has passed, nothing places the ticks: at once. (A cap grown between
-// ticks drew a 429 and a whole-window Retry-After from fiber in every
-// other run.)
-func (m *model) nextTick(o observation) instant {
-	if !o.coarse || !o.resetOK || m.winEnd == never || m.winEnd <= o.arrived {
-		return o.arrived
-	}
-	s := float64(time.Second)
-	k := math.Floor(m.winEnd.sub(o.arrived) / s)
-	if d := o.reset.sub(o.arrived); wholeSeconds(d) {
-		k = math.Round(d/s) - 1
-	}
-	// The server read its clock before the answer arrived, so it ticks
-	// again within a second of that, whatever a reset far ahead (cut to
-	// MaxCooldown) says.
-	return min(max(m.winEnd.add(-s*k), o.arrived), o.arrived.add(s))
-}
-
 // slack is the uncertainty of an observation's reset.
 func slack(o observation) float64 {
 	s := o.arrived.sub(o.sent) // the delta was measured late by the latency
