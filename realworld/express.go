@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -252,15 +251,7 @@ func (e *expressInstance) ask() (int64, error) {
 func (e *expressInstance) close() error {
 	e.once.Do(func() {
 		n, askErr := e.ask()
-		_ = e.cmd.Process.Signal(syscall.SIGTERM)
-		var waitErr error
-		select {
-		case waitErr = <-e.exited:
-		case <-time.After(5 * time.Second):
-			_ = e.cmd.Process.Kill()
-			<-e.exited
-			waitErr = errors.New("node server.js did not exit within 5s of SIGTERM")
-		}
+		waitErr := terminate(e.cmd, e.exited)
 		e.hold.Close()
 		if waitErr != nil {
 			waitErr = fmt.Errorf("node server.js: %w: %s", waitErr, e.stderr.String())

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -53,7 +52,26 @@ func Nginx() Server {
 		Name:      "nginx",
 		Algorithm: "leaky bucket (limit_req burst=5 nodelay)",
 		Quota:     Quota{Limit: 10, Window: time.Second, Burst: 6},
-		start:     startNginx,
+		start:     func() (*Instance, error) { return startNginx(" nodelay") },
+	}
+}
+
+// NginxDelay is [Nginx] without nodelay, as nginx's own documentation
+// gives limit_req:
+//
+//	location / { limit_req zone=api burst=5; ... }
+//
+// The excess is not answered at once but delayed, each request until the
+// leaky bucket has drained to it (100 ms apart at 10 r/s); a request that
+// would take the bucket beyond 5 excess requests is refused at once with a
+// bare 429. So a client that sends too fast sees its answers slow down
+// before it sees any 429.
+func NginxDelay() Server {
+	return Server{
+		Name:      "nginx-delay",
+		Algorithm: "leaky bucket (limit_req burst=5, excess delayed)",
+		Quota:     Quota{Limit: 10, Window: time.Second, Burst: 6},
+		start:     func() (*Instance, error) { return startNginx("") },
 	}
 }
 
@@ -79,7 +97,7 @@ const nginxConf = nginxPrelude + `	limit_req_zone $binary_remote_addr zone=api:1
 		listen 127.0.0.1:%d;
 		root html;
 		location / {
-			limit_req zone=api burst=5 nodelay;
+			limit_req zone=api burst=5%s;
 			# try_files runs after limit_req (a "return" would run before it).
 			try_files /ok.txt =404;
 		}
@@ -87,8 +105,9 @@ const nginxConf = nginxPrelude + `	limit_req_zone $binary_remote_addr zone=api:1
 }
 `
 
-func startNginx() (*Instance, error) {
-	return startNginxConf(func(port int) []byte { return fmt.Appendf(nil, nginxConf, port) })
+// startNginx runs nginx's limit_req with the given options after burst=5.
+func startNginx(options string) (*Instance, error) {
+	return startNginxConf(func(port int) []byte { return fmt.Appendf(nil, nginxConf, port, options) })
 }
 
 // startNginxConf runs nginx with the configuration conf returns for the
@@ -154,25 +173,14 @@ func tryNginx(bin, dir string, config func(port int) []byte) (*Instance, error) 
 	go func() { exited <- cmd.Wait() }()
 
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		select {
-		case err := <-exited:
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			return nil, fmt.Errorf("nginx exited (%v): %s%s", err, out.String(), log)
-		default:
-		}
-		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			<-exited
-			return nil, fmt.Errorf("nginx did not listen on %s within 10s: %v", addr, err)
-		}
-		time.Sleep(10 * time.Millisecond)
+	output := func() string {
+		log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+		return out.String() + string(log)
+	}
+	if err := awaitListen(addr, exited, output); err != nil {
+		_ = cmd.Process.Kill()
+		<-exited
+		return nil, fmt.Errorf("nginx %w", err)
 	}
 
 	admitted := int64(-1)
@@ -184,13 +192,7 @@ func tryNginx(bin, dir string, config func(port int) []byte) (*Instance, error) 
 			return closeErr
 		}
 		closed = true
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+		_ = terminate(cmd, exited)
 		admitted, closeErr = countStatus(filepath.Join(dir, "access.log"), "200")
 		if err := os.RemoveAll(dir); closeErr == nil {
 			closeErr = err

@@ -69,7 +69,7 @@ func (i *Instance) Close() error { return i.close() }
 func Servers() []Server {
 	return []Server{
 		Throttled(), Tollbooth(), Httprate(), Ulule(), GoLimiter(), FiberFixed(), FiberSliding(),
-		Express(), ExpressDraft6(), Nginx(), Echo(), UluleBare(), CountingBare(),
+		Express(), ExpressDraft6(), Nginx(), NginxDelay(), Echo(), UluleBare(), CountingBare(), HAProxy(),
 	}
 }
 

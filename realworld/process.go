@@ -1,0 +1,63 @@
+package realworld
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// The servers that run as processes of their own (nginx, HAProxy, Node.js)
+// are started and stopped alike.
+
+// awaitListen waits up to 10 s until something listens on addr, or the
+// process whose exit exited reports has exited (its output, from output,
+// then in the error).
+func awaitListen(addr string, exited chan error, output func() string) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			exited <- err // for the caller's Kill and Wait
+			return fmt.Errorf("exited (%v): %s", err, output())
+		default:
+		}
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("did not listen on %s within 10s: %v", addr, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// terminate stops a server process whose Wait reports on exited: SIGTERM,
+// then SIGKILL if it has not exited within 5 s. It returns what Wait
+// returned, or an error saying that it had to be killed.
+func terminate(cmd *exec.Cmd, exited <-chan error) error {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		return err
+	case <-time.After(5 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+		return errors.New("did not exit within 5s of SIGTERM")
+	}
+}
+
+// isSignalled reports whether err is Wait's for a process that a signal
+// ended.
+func isSignalled(err error) bool {
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return false
+	}
+	ws, ok := exit.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
+}
