@@ -81,8 +81,10 @@
 //     included. After a cooldown one request goes alone and the others wait
 //     for its answer.
 //   - A server that sends no quota headers at all is probed: one request at
-//     a time until its first 429, then a 429 cuts the rate multiplicatively
-//     and successes grow it back along a cubic curve, as TCP CUBIC does.
+//     a time until its first 429 (or 64 answers, and then from the rate
+//     they were served at, doubling), then a 429 cuts the rate
+//     multiplicatively and successes grow it back along a cubic curve, as
+//     TCP CUBIC does.
 //
 // # The transport
 //

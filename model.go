@@ -254,7 +254,7 @@ func (m *model) observe(o observation) plan {
 	q := o.q
 	quota := q.Remaining >= 0 || q.Limit >= 0
 	if !m.answered && !quota {
-		m.free(o.sent) // no quota stated: unlimited until a 429
+		m.free(o.sent) // no quota stated: one at a time, with no rate, until a 429
 	}
 	m.answered = true
 	m.answers++
@@ -288,6 +288,9 @@ func (m *model) observe(o observation) plan {
 		// was sent, not a flight of them) or has taken enough for a rate.
 		m.discover++
 		m.plan.alone = m.discover < discoverAnswers && !limited(o.status, q) && q.Remaining < 0
+		if !m.plan.alone && m.discover == discoverAnswers && !limited(o.status, q) && !quota {
+			m.discovered(o.arrived)
+		}
 	}
 	if limited(o.status, q) {
 		m.cooldown(o)

@@ -62,8 +62,8 @@ const (
 )
 
 // free starts a server that sends no quota: one request at a time at first,
-// then unlimited until a 429; what it serves is measured from the request
-// sent at sent.
+// until a 429 or discoverAnswers answers (then discovered); what it serves
+// is measured from the request sent at sent.
 func (m *model) free(sent instant) {
 	if m.ceiling != 0 {
 		return // told the rate: it stays
@@ -71,6 +71,26 @@ func (m *model) free(sent instant) {
 	m.setRate(math.Inf(1))
 	m.cut, m.okAtCut = sent, m.ok
 	m.plan.alone = true
+}
+
+// discovered ends the discovery of a server that states nothing and
+// refused none of discoverAnswers requests sent one at a time. No limit was
+// found, but what it served one at a time is no proof that it serves more
+// at once: the rate starts there and doubles (slow start) until a 429, as
+// after a first answer that is one. (nginx's limit_req without nodelay
+// delays the excess to its rate instead of refusing it, so one request at
+// a time it served 10/s with no 429; unlimited after that, the 13 queued
+// went at once and 11 were refused.)
+func (m *model) discovered(now instant) {
+	elapsed := now.sub(m.cut) / float64(time.Second)
+	served := m.ok - m.okAtCut
+	if m.ceiling != 0 || elapsed <= 0 || served <= 0 {
+		return
+	}
+	m.aimd, m.slowStart = true, true
+	m.rmax = served / elapsed / decrease // slow start begins at decrease × rmax
+	m.cut, m.okAtCut = now, m.ok
+	m.plan.burst = smallBurst
 }
 
 // cooldown holds every caller after the server said the client is over its
