@@ -157,6 +157,11 @@ type model struct {
 	// token buckets): resets that say when it is full, or a reset that
 	// moves on with the clock instead of marking a window's end.
 	bucket bool
+	// refilled: the bucket was seen to refill, more left than this
+	// client's spending explains. A reset that moves on with the clock does
+	// not show it alone: gin-rate-limit's moves on with every request, and
+	// gives nothing back until it has passed (see refills).
+	refilled bool
 	// avail is the rate a bucket-like server's tokens come back at for this
 	// client: its refill less what other clients take, measured from
 	// answers a second or more apart (tokens/s; 0: not measured yet).
@@ -372,7 +377,7 @@ func (m *model) remaining(o observation) {
 			// "more than the earlier count less what was sent between":
 			// requests admitted in one order may reach the server in
 			// another.)
-			m.kind = kindRefill
+			m.kind, m.refilled = kindRefill, true
 		case sameWin && eOK && m.winE0OK && e.sub(m.winE0) > 3*sl/2 && o.arrived.sub(m.winT0) > 3*sl/2:
 			// One window by every pair of answers, and yet its reset has
 			// moved on with the clock: a delay until the bucket refills
@@ -426,7 +431,7 @@ func (m *model) remaining(o observation) {
 			// rate: counted as spent, or the others' spending would show
 			// less than it is and this client's share more.
 			refill := 0.0
-			if m.kind == kindRefill && m.srvLimit > 0 && m.winLen > 0 {
+			if m.refills() && m.srvLimit > 0 && m.winLen > 0 {
 				perSec := m.srvLimit / (m.winLen / float64(time.Second))
 				if !m.stated && m.ceiling > 0 {
 					// A window inferred from resets is the longest seen
@@ -479,7 +484,12 @@ func (m *model) remaining(o observation) {
 		m.winLeast = min(m.winLeast, r)
 	}
 	if eOK && !older {
-		m.winEnd = min(m.winEnd, e.add(o.arrived.sub(o.sent)))
+		if m.bucket && !m.refilled {
+			// A reset that moves on with the clock: the latest is the end.
+			m.winEnd = e.add(o.arrived.sub(o.sent))
+		} else {
+			m.winEnd = min(m.winEnd, e.add(o.arrived.sub(o.sent)))
+		}
 	}
 
 	// The cap.
@@ -503,7 +513,7 @@ func (m *model) remaining(o observation) {
 	// shows) lowered the cap below it: a burst of 20 answered out of order
 	// left 10 of ulule's 30 unspent for the rest of the window, in one run
 	// of eight.
-	settled := sameWin && !causal && o.inflight == 0 && m.kind != kindRefill
+	settled := sameWin && !causal && o.inflight == 0 && !m.refills()
 	seq := o.seq
 	if settled {
 		seq, r = o.admitted, m.winLeast
@@ -521,7 +531,7 @@ func (m *model) remaining(o observation) {
 		// express-rate-limit, 6 s: 1.6% 429s and 98% used, against 0–0.6%
 		// and 94–96%; on a sliding window twice cost a third of its use).
 		spread := math.Sqrt(1 / sh)
-		if m.kind != kindRefill {
+		if !m.refills() {
 			spread *= 2
 		}
 		allowed = seq + math.Floor(sh*max(r-spread, 0)+m.uniform())
@@ -529,7 +539,7 @@ func (m *model) remaining(o observation) {
 	grow := 0.0
 	growFrom := o.arrived
 	end := never
-	if m.kind == kindRefill {
+	if m.refills() {
 		// The cap grows as the server refills, at least a request per
 		// MaxCooldown (a cap is a server-derived wait too). A sliding
 		// window refills no faster than its last window counted, and

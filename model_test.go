@@ -109,6 +109,36 @@ func TestModelRiseInsideAWindowIsARefillingServer(t *testing.T) {
 	assert.Equal(t, never, p.capEnd)
 }
 
+func TestModelMovingResetWithoutRefillIsACapToIt(t *testing.T) {
+	m := testModel()
+	// gin-rate-limit: 30 tokens that come back whole only once 3 s (in
+	// whole Unix seconds) have passed since the last admitted request, so
+	// its reset moves on with every request and nothing comes back before.
+	// Paced at 10/s, request k is told 30 − k left.
+	var p plan
+	for k := 1; k <= 30; k++ {
+		at := 0.1 * float64(k-1)
+		p = m.observe(ans(float64(k), float64(k), at, at+0.001, 30, float64(30-k), math.Floor(at)+3))
+	}
+	require.True(t, m.bucket, "a reset that moves on with the clock")
+	assert.False(t, m.refilled, "nothing came back")
+	assert.Equal(t, 1.0, m.share, "the refill a bucket would have made is no other client's spending")
+	// Grown at this client's share of a refill that never came, the cap let
+	// a request go at 0 left: a 429 in every 3 s.
+	assert.Equal(t, 30.0, p.capSeq(secs(5.9)), "the cap does not grow")
+	assert.InDelta(t, 6.001*sec, float64(p.capEnd), 1e3, "it ends at the latest reset: cap end %v", time.Duration(p.capEnd))
+
+	// A bucket that does refill shows it: more left than this client's
+	// spending explains, over a second.
+	m = testModel()
+	for k := 1; k <= 45; k++ {
+		at := 0.1 * float64(k-1)
+		p = m.observe(ans(float64(k), float64(k), at, at+0.001, 30, 29-float64(k)/2, math.Floor(at)+3))
+	}
+	assert.True(t, m.bucket && m.refilled, "bucket %v refilled %v", m.bucket, m.refilled)
+	assert.Greater(t, p.capGrow, 0.0, "its cap grows")
+}
+
 func TestModelGCRASecondsUntilFull(t *testing.T) {
 	m := testModel()
 	// throttled/throttled: the reset is when the bucket is full again, so

@@ -11,7 +11,8 @@ import (
 // the process: a clock that ticks once a second, its memory storage's
 // sweeper, and fasthttp's Date updater and worker-pool cleaner. The clock is
 // started here, once (it is a sync.Once), so that IgnoreCurrent names it
-// whichever function the compiler inlined it into.
+// whichever function the compiler inlined it into. gin-rate-limit's memory
+// store (Gin) sweeps itself once a minute, for good.
 func TestMain(m *testing.M) {
 	utils.StartTimeStampUpdater()
 	goleak.VerifyTestMain(m,
@@ -19,5 +20,6 @@ func TestMain(m *testing.M) {
 		goleak.IgnoreTopFunction("github.com/gofiber/fiber/v2/internal/memory.(*Storage).gc"),
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
+		goleak.IgnoreAnyFunction("github.com/JGLTechnologies/gin-rate-limit.clearInBackground"),
 	)
 }

@@ -37,13 +37,32 @@ type Server struct {
 	// quota too, as if it had been admitted.
 	CountsRefused bool
 	// RefusesSteadyRate reports whether a client sending at exactly the
-	// steady rate, Limit ÷ Window, is refused for good once the server's
-	// first window has been used up: a counter of refused requests that
-	// slides keeps such a client on the limit, and each refusal keeps it
-	// there. Only a client below the steady rate is served.
+	// steady rate, Limit ÷ Window, is refused much of the time once the
+	// server's first window has been used up: a counter of refused
+	// requests that slides keeps such a client on the limit, and each
+	// refusal keeps it there (only a client below the steady rate is
+	// served); or the quota comes back only after a pause that such a
+	// client never makes (gin).
 	RefusesSteadyRate bool
+	// ShortWindows reports whether a window may end up to a second early,
+	// each time: its end is counted in whole seconds from a request's
+	// second, so a client that spends each window at once may be served
+	// Limit per Window − 1 s (gin). See [Server.MostAdmitted].
+	ShortWindows bool
 
 	start func() (*Instance, error)
+}
+
+// MostAdmitted is the most the server may admit in d to a client with no
+// limit: its capacity, plus a window's Limit that opens as d ends (and
+// lets in what is on the wire), with windows a second short where they
+// may be.
+func (s Server) MostAdmitted(d time.Duration) float64 {
+	q := s.Quota
+	if s.ShortWindows && q.Window > time.Second {
+		q.Window -= time.Second
+	}
+	return q.Capacity(d) + float64(q.Limit)
 }
 
 // Start starts a fresh instance of the server. Close it when done.
@@ -69,7 +88,7 @@ func (i *Instance) Close() error { return i.close() }
 func Servers() []Server {
 	return []Server{
 		Throttled(), Tollbooth(), Httprate(), Ulule(), GoLimiter(), FiberFixed(), FiberSliding(),
-		Express(), ExpressDraft6(), Nginx(), NginxDelay(), Echo(), UluleBare(), CountingBare(), HAProxy(),
+		Express(), ExpressDraft6(), Nginx(), NginxDelay(), Echo(), UluleBare(), CountingBare(), HAProxy(), Gin(),
 	}
 }
 
