@@ -2,17 +2,18 @@
 // loopback whose limiters come from projects nobody on throttle wrote
 // (throttled's GCRA, tollbooth's token bucket, httprate's sliding-window
 // counter, ulule/limiter's, go-limiter's and fiber's fixed windows, fiber's
-// sliding window, echo's token bucket, nginx's limit_req, express-rate-limit
-// in Node.js), and reports how many 429s each client drew and how much of the
-// quota it used.
+// sliding window, echo's token bucket, gin-rate-limit, nginx's limit_req
+// with and without nodelay, HAProxy's stick-table request rate, and in
+// Node.js express-rate-limit, @fastify/rate-limit and @nestjs/throttler), and
+// reports how many 429s each client drew and how much of the quota it used.
 //
 // # Servers
 //
 // [Servers] lists them; each [Server] names its algorithm, the headers it
 // sends and its true [Quota], and starts a fresh [Instance] per run. nginx is
-// started from a temporary prefix on a free port, express-rate-limit as node
-// server.js on one; without the binary their Start fails with
-// [ErrUnavailable].
+// started from a temporary prefix on a free port, HAProxy from a temporary
+// configuration on one, the Node.js limiters as node node/<library>.js on
+// one; without the binary their Start fails with [ErrUnavailable].
 //
 // # Runs
 //

@@ -1,5 +1,9 @@
 package realworld
 
-// StartExpress starts server.js with any header draft and quota, for tests
+// StartExpress starts node/express.js with any header draft and quota, for tests
 // that need a window longer than they take.
 var StartExpress = startExpress
+
+// StartNode starts any script of node/ with a quota, for tests that need a
+// window longer than they take.
+var StartNode = startNode

@@ -4,7 +4,7 @@
 // tokens just after. It is for finding out why a cell of the table is what
 // it is.
 //
-//	go run ./realworld/cmd/trace -server httprate [-client zero|told|four] [-d 6s] [-g 16]
+//	go run ./realworld/cmd/trace -server httprate [-client zero|told|four] [-d 6s] [-g 16] [-timeout 2s]
 package main
 
 import (
@@ -28,14 +28,15 @@ func main() {
 	kind := flag.String("client", "zero", "zero (zero config), told (told the quota) or four (four Transports)")
 	d := flag.Duration("d", 6*time.Second, "how long to send")
 	g := flag.Int("g", 16, "goroutines")
+	timeout := flag.Duration("timeout", 2*time.Second, "each request's deadline, as the table's runs have it (0: none)")
 	flag.Parse()
-	if err := run(*name, *kind, *d, *g); err != nil {
+	if err := run(*name, *kind, *d, *g, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "trace:", err)
 		os.Exit(1)
 	}
 }
 
-func run(name, kind string, d time.Duration, g int) error {
+func run(name, kind string, d time.Duration, g int, timeout time.Duration) error {
 	srvs, err := realworld.ServersNamed(name)
 	if err != nil {
 		return err
@@ -64,6 +65,13 @@ func run(name, kind string, d time.Duration, g int) error {
 			sent := time.Since(start)
 			resp, err := conns.RoundTrip(req)
 			if err != nil {
+				left := "none"
+				if d, ok := req.Context().Deadline(); ok {
+					left = time.Until(d).String()
+				}
+				mu.Lock()
+				lines = append(lines, fmt.Sprintf("c%d %7.3f %7.3f error %v (deadline in %s)", i, sent.Seconds(), time.Since(start).Seconds(), err, left))
+				mu.Unlock()
 				return nil, err
 			}
 			h := resp.Header
@@ -89,7 +97,11 @@ func run(name, kind string, d time.Duration, g int) error {
 		hc := &http.Client{Transport: trs[i%n]}
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				req, _ := http.NewRequestWithContext(ctx, "GET", inst.URL, nil)
+				rctx, rcancel := ctx, context.CancelFunc(func() {})
+				if timeout > 0 {
+					rctx, rcancel = context.WithTimeout(ctx, timeout)
+				}
+				req, _ := http.NewRequestWithContext(rctx, "GET", inst.URL, nil)
 				resp, err := hc.Do(req)
 				if err != nil {
 					if ctx.Err() == nil {
@@ -98,10 +110,12 @@ func run(name, kind string, d time.Duration, g int) error {
 						mu.Unlock()
 						time.Sleep(10 * time.Millisecond)
 					}
+					rcancel()
 					continue
 				}
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
+				rcancel()
 			}
 		})
 	}
