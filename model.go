@@ -147,6 +147,7 @@ type model struct {
 	answered    bool    // an answer has been observed
 	answers     uint64  // answers observed
 	latency     float64 // the answers' latency, smoothed (ns)
+	fastest     float64 // the shortest latency of an answer (ns), −1 before one
 
 	srvLimit float64 // the server's limit per window; <= 0: not known
 	winLen   float64 // the server's window in ns; 0: not known
@@ -229,7 +230,7 @@ type answer struct {
 }
 
 func newModel(maxCooldown float64, pace Pace, ceiling float64) model {
-	m := model{maxCooldown: maxCooldown, pace: pace, ceiling: ceiling, share: 1, srvLimit: -1}
+	m := model{maxCooldown: maxCooldown, pace: pace, ceiling: ceiling, share: 1, srvLimit: -1, fastest: -1}
 	m.rate = ceiling
 	if ceiling == 0 {
 		m.rate = math.Inf(1)
@@ -266,6 +267,9 @@ func (m *model) observe(o observation) plan {
 	if l := o.arrived.sub(o.sent); l >= 0 {
 		if m.latency == 0 {
 			m.latency = l
+		}
+		if m.fastest < 0 || l < m.fastest {
+			m.fastest = l
 		}
 		m.latency += (l - m.latency) / 8
 	}

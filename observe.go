@@ -44,6 +44,10 @@ type Flight struct {
 // flight until [Flight.Done]. Use it around each request when the bucket is
 // driven directly (an SDK whose transport is not net/http): it tells the
 // bucket which of its admissions the server had counted when it answered.
+// A queued Begin must leave time for the answer: it fails with
+// [ErrWaitTooLong] when the predicted wait ends later than ctx's deadline
+// less the fastest answer the bucket has seen, for a request let go then
+// would only spend the server's quota and time out.
 func (b *Bucket) Begin(ctx context.Context) (Flight, error) { return b.beginAt(ctx, 1, b.now()) }
 
 // BeginN is [Bucket.Begin] for a request that costs n tokens, as

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"sort"
 	"sync"
 	"testing"
@@ -144,6 +145,34 @@ func TestWaitFailsFastOnDeadline(t *testing.T) {
 		defer cancel2()
 		require.NoError(t, b.Wait(ctx2), "a wait that fits the deadline")
 		assert.Equal(t, time.Second, time.Since(start))
+	})
+}
+
+func TestBeginLeavesTimeForTheAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{Limit: 1, Burst: 1})
+		// Answers take 200 ms at the fastest.
+		f, err := b.Begin(t.Context())
+		require.NoError(t, err)
+		time.Sleep(200 * time.Millisecond)
+		f.DoneQuota(http.StatusOK, quota(-1, -1, 0))
+		// The next token comes at 1 s: a request let go then with its
+		// deadline at 1.1 s would not be answered in time, and would spend
+		// the server's quota for nothing.
+		ctx, cancel := context.WithTimeout(t.Context(), 900*time.Millisecond)
+		defer cancel()
+		_, err = b.Begin(ctx)
+		require.ErrorIs(t, err, ErrWaitTooLong)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		// Wait, whose caller may not send anything, still counts to the
+		// deadline itself.
+		require.NoError(t, b.Wait(ctx), "Wait: the deadline alone")
+
+		ctx2, cancel2 := context.WithTimeout(t.Context(), 1300*time.Millisecond)
+		defer cancel2()
+		f, err = b.Begin(ctx2)
+		require.NoError(t, err, "the token at 2 s, answered by 2.2 s, within the deadline at 2.3 s")
+		f.Done(nil)
 	})
 }
 
