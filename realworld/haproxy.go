@@ -11,20 +11,9 @@ import (
 	"strconv"
 )
 
-// haproxyBin is where Debian's haproxy puts the binary; PATH is tried first.
-const haproxyBin = "/usr/sbin/haproxy"
-
 // HAProxyPath returns the haproxy binary, or an error matching
 // [ErrUnavailable].
-func HAProxyPath() (string, error) {
-	if p, err := exec.LookPath("haproxy"); err == nil {
-		return p, nil
-	}
-	if _, err := os.Stat(haproxyBin); err != nil {
-		return "", fmt.Errorf("%w: haproxy not on PATH nor at %s (apt-get install haproxy)", ErrUnavailable, haproxyBin)
-	}
-	return haproxyBin, nil
-}
+func HAProxyPath() (string, error) { return binary("haproxy", "haproxy") }
 
 // HAProxy is HAProxy's request-rate limit in the setup its own guides give
 // for an API, in front of a backend that answers 200:

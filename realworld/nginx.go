@@ -16,19 +16,8 @@ import (
 	"time"
 )
 
-// nginxBin is where Debian's nginx-light puts the binary; PATH is tried first.
-const nginxBin = "/usr/sbin/nginx"
-
 // NginxPath returns the nginx binary, or an error matching [ErrUnavailable].
-func NginxPath() (string, error) {
-	if p, err := exec.LookPath("nginx"); err == nil {
-		return p, nil
-	}
-	if _, err := os.Stat(nginxBin); err != nil {
-		return "", fmt.Errorf("%w: nginx not on PATH nor at %s (apt-get install nginx-light)", ErrUnavailable, nginxBin)
-	}
-	return nginxBin, nil
-}
+func NginxPath() (string, error) { return binary("nginx", "nginx-light") }
 
 // Nginx is nginx's limit_req, in the setup most guides give for an API:
 //

@@ -4,13 +4,29 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"time"
 )
 
 // The servers that run as processes of their own (nginx, HAProxy, Node.js)
 // are started and stopped alike.
+
+// binary returns the server binary name: on PATH, else in /usr/sbin, where
+// Debian's package pkg puts it (root's PATH has it, a user's may not), or an
+// error matching [ErrUnavailable] that names the package.
+func binary(name, pkg string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	p := filepath.Join("/usr/sbin", name)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("%w: %s not on PATH nor at %s (apt-get install %s)", ErrUnavailable, name, p, pkg)
+	}
+	return p, nil
+}
 
 // awaitListen waits up to 10 s until something listens on addr, or the
 // process whose exit exited reports has exited (its output, from output,
