@@ -3,7 +3,6 @@ package throttle
 import (
 	"math"
 	"math/rand/v2"
-	"net/http"
 	"time"
 )
 
@@ -241,19 +240,6 @@ func newModel(maxCooldown float64, pace Pace, ceiling float64) model {
 // uniform returns a number drawn uniformly from [0, 1).
 func (m *model) uniform() float64 { return float64(m.jitter.Uint64()>>11) / (1 << 53) }
 
-// limited reports whether a response says that the client is over its quota.
-func limited(status int, q Quota) bool {
-	switch status {
-	case http.StatusTooManyRequests:
-		return true
-	case http.StatusServiceUnavailable:
-		return q.RetryAfter > 0
-	case http.StatusForbidden: // GitHub: primary and secondary rate limits
-		return q.RetryAfter > 0 || q.Remaining == 0
-	}
-	return false
-}
-
 // observe folds one answer into the model and returns the plan.
 func (m *model) observe(o observation) plan {
 	m.plan.holdOn, m.plan.spare = false, 0 // each answer's own
@@ -329,15 +315,6 @@ func (m *model) setRate(r float64) {
 		r = max(r, float64(time.Second)/m.maxCooldown)
 		m.rate, m.plan.rate = r, r
 	}
-}
-
-// slack is the uncertainty of an observation's reset.
-func slack(o observation) float64 {
-	s := o.arrived.sub(o.sent) // the delta was measured late by the latency
-	if o.coarse {
-		s += coarseSlack
-	}
-	return s
 }
 
 // capSeq returns the cap's highest sequence number at t.

@@ -7,9 +7,10 @@ import (
 
 // The server model's pace and the evidence it classifies servers by: what
 // a bucket gives this client back (measureAvail), what a new window shows
-// (crossed), the window's length when it is not stated (learnWindow), and
-// the rate and burst spent from what is left (spread), the steady rate and
-// this client's share of it, and what a sliding window gives back and when
+// (crossed), how uncertain a reset is (slack), the window's length when it
+// is not stated (learnWindow), and the rate and burst spent from what is
+// left (spread), the steady rate and this client's share of it, whether the
+// server refills (refills), and what a sliding window gives back and when
 // (giveBack, nextTick). Part of the server model (model.go): pure, no
 // clock, no lock.
 
@@ -99,6 +100,15 @@ func (m *model) learnWindow(o observation) {
 		d = math.Ceil(d/coarseSlack-1e-6) * coarseSlack // a whole second, give or take rounding, is that second
 	}
 	m.winLen = max(m.winLen, d)
+}
+
+// slack is the uncertainty of an observation's reset.
+func slack(o observation) float64 {
+	s := o.arrived.sub(o.sent) // the delta was measured late by the latency
+	if o.coarse {
+		s += coarseSlack
+	}
+	return s
 }
 
 // learnCadence corrects an inferred window by the jump between the resets

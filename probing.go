@@ -2,10 +2,12 @@ package throttle
 
 import (
 	"math"
+	"net/http"
 	"time"
 )
 
-// Cooldowns, and probing a server that states no quota: a 429 cuts the rate
+// Which answers say the client is over its quota (limited), cooldowns, and
+// probing a server that states no quota: a 429 cuts the rate
 // multiplicatively and successes grow it back along a cubic curve (TCP
 // CUBIC), with a slow start from a guess when nothing was measured yet.
 // Part of the server model (model.go): pure, no clock, no lock.
@@ -91,6 +93,19 @@ func (m *model) discovered(now instant) {
 	m.rmax = served / elapsed / decrease // slow start begins at decrease × rmax
 	m.cut, m.okAtCut = now, m.ok
 	m.plan.burst = smallBurst
+}
+
+// limited reports whether a response says that the client is over its quota.
+func limited(status int, q Quota) bool {
+	switch status {
+	case http.StatusTooManyRequests:
+		return true
+	case http.StatusServiceUnavailable:
+		return q.RetryAfter > 0
+	case http.StatusForbidden: // GitHub: primary and secondary rate limits
+		return q.RetryAfter > 0 || q.Remaining == 0
+	}
+	return false
 }
 
 // cooldown holds every caller after the server said the client is over its
