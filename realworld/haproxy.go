@@ -115,15 +115,9 @@ func tryHAProxy(bin, dir, backend string) (*Instance, error) {
 	var out bytes.Buffer
 	cmd := exec.Command(bin, "-db", "-f", conf)
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	if err := awaitListen(addr, exited, func() string { return out.String() }); err != nil {
-		_ = cmd.Process.Kill()
-		<-exited
+	exited, err := launch(cmd, addr, func() string { return out.String() })
+	if err != nil {
 		return nil, fmt.Errorf("haproxy %w", err)
 	}
 	inst := &Instance{URL: "http://" + addr + "/"}

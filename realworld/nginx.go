@@ -155,20 +155,12 @@ func tryNginx(bin, dir string, config func(port int) []byte) (*Instance, error) 
 	// otherwise be /var/log/nginx/error.log.
 	cmd := exec.Command(bin, "-p", dir+"/", "-c", conf, "-e", filepath.Join(dir, "error.log"))
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	output := func() string {
+	exited, err := launch(cmd, addr, func() string {
 		log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
 		return out.String() + string(log)
-	}
-	if err := awaitListen(addr, exited, output); err != nil {
-		_ = cmd.Process.Kill()
-		<-exited
+	})
+	if err != nil {
 		return nil, fmt.Errorf("nginx %w", err)
 	}
 

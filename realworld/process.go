@@ -28,6 +28,24 @@ func binary(name, pkg string) (string, error) {
 	return p, nil
 }
 
+// launch starts cmd and waits until it listens on addr. It returns the
+// channel its Wait reports on, for terminate; on an error (the process
+// exited, or did not listen in time, as output then told) the process is
+// stopped and waited for.
+func launch(cmd *exec.Cmd, addr string, output func() string) (<-chan error, error) {
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	if err := awaitListen(addr, exited, output); err != nil {
+		_ = cmd.Process.Kill()
+		<-exited
+		return nil, err
+	}
+	return exited, nil
+}
+
 // awaitListen waits up to 10 s until something listens on addr, or the
 // process whose exit exited reports has exited (its output, from output,
 // then in the error).
