@@ -43,6 +43,10 @@ func (p *parser) namedQuotas(c *choice) {
 			return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.key, b.key))
 		})
 		for i := 0; i < len(p.named); {
+			if periodOf(p.named[i].name) >= 0 {
+				i++ // Kong's, read by kong
+				continue
+			}
 			j := i
 			var v [3][]string
 			for ; j < len(p.named) && p.named[j].name == p.named[i].name; j++ {
@@ -57,6 +61,55 @@ func (p *parser) namedQuotas(c *choice) {
 		}
 	}
 	c.add(&q)
+}
+
+// kong reads the headers of Kong's rate-limiting plugin
+// (https://developer.konghq.com/plugins/rate-limiting/):
+// X-RateLimit-Limit-Minute and X-RateLimit-Remaining-Minute for each period
+// it limits (Second, Minute, Hour, Day, Month, Year). The request quota is
+// the period with the least remaining, the shorter on a tie, as Kong's own
+// RateLimit-* fields choose; the others are extras.
+func (p *parser) kong(c *choice) {
+	var qs [len(periods)]Quota
+	for i := range qs {
+		qs[i] = unknownQuota()
+	}
+	for _, n := range p.named {
+		i := periodOf(n.name)
+		if i < 0 {
+			continue
+		}
+		q := &qs[i]
+		switch n.kind {
+		case kindLimit:
+			q.Limit = leastStated(q.Limit, leastCount(n.vals))
+		case kindRemaining:
+			q.Remaining = leastStated(q.Remaining, leastCount(n.vals))
+		case kindReset:
+			if t, ok := p.latestReset(n.vals); ok {
+				q.Reset = laterOf(q.Reset, t)
+			}
+		}
+	}
+	pick := -1
+	for i := range qs {
+		q := &qs[i]
+		if !q.statesQuota() {
+			continue
+		}
+		q.Window, q.Policy = periods[i].window, periods[i].name
+		if pick < 0 || q.Remaining >= 0 && (qs[pick].Remaining < 0 || q.Remaining < qs[pick].Remaining) {
+			pick = i
+		}
+	}
+	for i := range qs {
+		if i != pick && qs[i].statesQuota() {
+			c.extra(qs[i])
+		}
+	}
+	if pick >= 0 {
+		c.add(&qs[pick])
+	}
 }
 
 // hubspot reads HubSpot's headers
@@ -183,10 +236,57 @@ func (p *parser) xRateLimit(c *choice) {
 	if (q.Limit < 0) != (q.Remaining < 0) && p.mask&(1<<fXUsed) != 0 {
 		p.xUsed(&q)
 	}
+	if p.mask&fieldSet(fXReplenish, fXFillRate) != 0 {
+		p.refill(&q)
+	}
 	if p.mask&(1<<fRLReason) != 0 && q.statesQuota() {
 		q.Policy = firstValue(p.get(fRLReason))
 	}
 	c.add(&q)
+}
+
+// refill completes the quota of a token bucket that states how fast it
+// refills rather than when it resets:
+//   - Spring Cloud Gateway's RedisRateLimiter
+//     (https://docs.spring.io/spring-cloud-gateway/reference/spring-cloud-gateway-server-webflux/gatewayfilter-factories/requestratelimiter-factory.html):
+//     X-RateLimit-Replenish-Rate tokens a second into a bucket of
+//     X-RateLimit-Burst-Capacity, a request costing X-RateLimit-Requested-Tokens
+//     (1 when not stated), X-RateLimit-Remaining in tokens;
+//   - Atlassian Data Center
+//     (https://confluence.atlassian.com/adminjiraserver/improving-instance-stability-with-rate-limiting-983794911.html):
+//     X-RateLimit-FillRate tokens every X-RateLimit-Interval-Seconds into a
+//     bucket of X-RateLimit-Limit.
+//
+// Limit and Remaining count requests; the window is the time the bucket
+// takes to fill from empty (so that Limit over Window is its rate), and a
+// reset not stated is when it will be full, as GCRA servers state theirs.
+func (p *parser) refill(q *Quota) {
+	size, cost, perSecond := q.Limit, 1.0, -1.0
+	if rate := leastCount(p.get(fXReplenish)); rate >= 0 {
+		perSecond = rate
+		size = leastStated(size, leastCount(p.get(fXBurst)))
+		if n := greatestCount(p.get(fXRequested)); n > 0 {
+			cost = n
+		}
+	} else if interval := greatestCount(p.get(fXInterval)); interval > 0 {
+		perSecond = leastCount(p.get(fXFillRate)) / interval
+	}
+	if perSecond <= 0 || size < 0 {
+		return
+	}
+	fill := size / perSecond // seconds
+	if fill > maxAhead.Seconds() {
+		return // a rate no bucket refills at
+	}
+	tokens := q.Remaining
+	q.Limit = math.Floor(size / cost)
+	q.Window = time.Duration(fill * float64(time.Second))
+	if tokens >= 0 {
+		q.Remaining = math.Floor(tokens / cost)
+		if q.Reset.IsZero() {
+			q.Reset = p.after(time.Duration(max(size-tokens, 0) / perSecond * float64(time.Second)))
+		}
+	}
 }
 
 // xUsed completes from X-RateLimit-Used a quota that states only one of

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 )
 
 // A field is a rate-limit header the dialects read, whatever its spelling;
@@ -16,6 +17,7 @@ const (
 	fDate field = iota
 	fRetryAfter
 	fRetryAfterMs
+	fRetryIn // Traefik's X-Retry-In, a Go duration
 
 	// The IETF RateLimit fields of every draft, GitLab's additions and
 	// Jira's reason.
@@ -39,11 +41,23 @@ const (
 	fXBucket
 	fXRetryAfter
 
+	// How a token bucket refills: Spring Cloud Gateway's
+	// X-RateLimit-Replenish-Rate, -Burst-Capacity and -Requested-Tokens;
+	// Atlassian Data Center's X-RateLimit-FillRate and -Interval-Seconds.
+	fXReplenish
+	fXBurst
+	fXRequested
+	fXFillRate
+	fXInterval
+
 	// The request quota named in the header name (OpenAI, Anthropic,
 	// Linear): fReqLimit + kindLimit and so on.
 	fReqLimit
 	fReqRemaining
 	fReqReset
+	// fPeriod is a quota named for its period (Kong's
+	// X-RateLimit-Limit-Minute), kept in fields.named.
+	fPeriod
 	// fNamed is every other named quota, kept in fields.named, and only
 	// when ParseQuotas asks for all.
 	fNamed
@@ -117,11 +131,14 @@ var families = [...]family{
 	{prefix: "x-ratelimit-", named: true, kindFirst: true, names: []fieldName{
 		{"limit", fXLimit}, {"remaining", fXRemaining}, {"reset", fXReset}, {"used", fXUsed},
 		{"reset-after", fXResetAfter}, {"resource", fXResource}, {"bucket", fXBucket},
-		{"retry-after", fXRetryAfter},
+		{"retry-after", fXRetryAfter}, {"replenish-rate", fXReplenish}, {"burst-capacity", fXBurst},
+		{"requested-tokens", fXRequested}, {"fillrate", fXFillRate}, {"interval-seconds", fXInterval},
 	}},
 	{prefix: "x-rate-limit", names: []fieldName{
 		{"", fZendeskLimit}, {"-limit", fXDLimit}, {"-remaining", fXDRemaining}, {"-reset", fXDReset},
+		{"-retry-after-seconds", fXRetryAfter}, // Bucket4j
 	}},
+	{prefix: "x-retry-in", names: []fieldName{{"", fRetryIn}}},
 	{prefix: "x-hubspot-ratelimit-", names: []fieldName{
 		{"max", fHSMax}, {"remaining", fHSRemaining}, {"interval-milliseconds", fHSInterval},
 		{"secondly", fHSSecondly}, {"secondly-remaining", fHSSecondlyRemaining},
@@ -272,14 +289,40 @@ func (fs *fields) addNamed(k, rest string, kindFirst bool, v []string, all bool)
 }
 
 // putNamed records the values v of the kind field of the quota name, found
-// under header k.
+// under header k. A quota named for its period is Kong's request quota, kept
+// whether or not all are collected.
 func (fs *fields) putNamed(k, name string, kind int, v []string, all bool) {
-	if eqFold(name, "requests") {
+	switch {
+	case eqFold(name, "requests"):
 		fs.put(fReqLimit+field(kind), v)
-	} else if all {
+	case periodOf(name) >= 0:
+		fs.named = append(fs.named, namedField{strings.ToLower(name), k, kind, v})
+		fs.mask |= 1 << fPeriod
+	case all:
 		fs.named = append(fs.named, namedField{strings.ToLower(name), k, kind, v})
 		fs.mask |= 1 << fNamed
 	}
+}
+
+// periods are the periods Kong limits requests by, as its header names
+// spell them, and their lengths: a calendar month's or year's is not one
+// length.
+var periods = [...]struct {
+	name   string
+	window time.Duration
+}{
+	{"second", time.Second}, {"minute", time.Minute}, {"hour", time.Hour},
+	{"day", 24 * time.Hour}, {"month", 0}, {"year", 0},
+}
+
+// periodOf returns the index in periods of the period name, or -1.
+func periodOf(name string) int {
+	for i := range periods {
+		if eqFold(name, periods[i].name) {
+			return i
+		}
+	}
+	return -1
 }
 
 // put records the values v of field f.

@@ -35,15 +35,25 @@ const (
 //  2. Named request quotas: OpenAI's x-ratelimit-{limit,remaining,reset}-requests,
 //     Anthropic's anthropic-ratelimit-requests-{limit,remaining,reset},
 //     Linear's X-RateLimit-Requests-{Limit,Remaining,Reset}.
-//  3. HubSpot: X-HubSpot-RateLimit-Max/-Remaining/-Interval-Milliseconds,
+//  3. Kong: X-RateLimit-Limit-Minute and X-RateLimit-Remaining-Minute for
+//     each period (Second to Year); the period with the least remaining, its
+//     length the window (none for a calendar month or year), the period's
+//     name the Policy.
+//  4. HubSpot: X-HubSpot-RateLimit-Max/-Remaining/-Interval-Milliseconds,
 //     then -Secondly, then -Daily.
-//  4. Shopify: X-Shopify-Shop-Api-Call-Limit: used/limit.
-//  5. Salesforce: Sforce-Limit-Info: api-usage=used/limit.
-//  6. X-RateLimit-Limit/-Remaining/-Reset/-Used: GitHub, Discord (with
+//  5. Shopify: X-Shopify-Shop-Api-Call-Limit: used/limit.
+//  6. Salesforce: Sforce-Limit-Info: api-usage=used/limit.
+//  7. X-RateLimit-Limit/-Remaining/-Reset/-Used: GitHub, Discord (with
 //     X-RateLimit-Reset-After, preferred over -Reset), Reddit (no limit:
 //     Limit is Used+Remaining and the window 10 minutes), Jira (ISO 8601
 //     reset, RateLimit-Reason as Policy) and the many APIs that copy them.
-//  7. X-Rate-Limit-Limit/-Remaining/-Reset (X, Okta) and Zendesk's
+//     Token buckets that state their refill: Spring Cloud Gateway's
+//     X-RateLimit-Replenish-Rate, -Burst-Capacity and -Requested-Tokens, and
+//     Atlassian Data Center's X-RateLimit-FillRate per
+//     X-RateLimit-Interval-Seconds. Limit and Remaining are then in requests,
+//     the window is the time the bucket takes to fill, and an unstated reset
+//     is when it will be full.
+//  8. X-Rate-Limit-Limit/-Remaining/-Reset (X, Okta, Bucket4j) and Zendesk's
 //     X-Rate-Limit.
 //
 // The first dialect that states a count, reset or window supplies the Quota;
@@ -53,10 +63,11 @@ const (
 // quotas that differ.
 //
 // Retry-After (delay-seconds, or an HTTP-date measured against the Date
-// header) and X-RateLimit-Retry-After fill RetryAfter; retry-after-ms
-// (OpenAI, Azure), being the precise form of the same statement, is preferred
-// when present. X-RateLimit-Resource (GitHub) or X-RateLimit-Bucket (Discord)
-// fill Scope.
+// header), X-RateLimit-Retry-After and Bucket4j's
+// X-Rate-Limit-Retry-After-Seconds fill RetryAfter; retry-after-ms (OpenAI,
+// Azure) and Traefik's X-Retry-In (a Go duration), being precise forms of
+// the same statement, are preferred when present. X-RateLimit-Resource
+// (GitHub) or X-RateLimit-Bucket (Discord) fill Scope.
 //
 // # Values
 //
@@ -143,11 +154,13 @@ var dialects = [...]dialect{
 		fieldSet(fRL, fRLPolicy, fRLLimit, fRLRemaining, fRLReset, fRLResetTime, fRLObserved), readIETF},
 	{"Named request quotas",
 		fieldSet(fReqLimit, fReqRemaining, fReqReset, fNamed), readNamed},
+	{"Kong", fieldSet(fPeriod), readKong},
 	{"HubSpot",
 		fieldSet(fHSMax, fHSRemaining, fHSSecondly, fHSSecondlyRemaining, fHSDaily, fHSDailyRemaining), readHubSpot},
 	{"Shopify", fieldSet(fShopify), readShopify},
 	{"Salesforce", fieldSet(fSforce), readSalesforce},
-	{"X-RateLimit-", fieldSet(fXLimit, fXRemaining, fXReset, fXUsed, fXResetAfter), readX},
+	{"X-RateLimit-", fieldSet(fXLimit, fXRemaining, fXReset, fXUsed, fXResetAfter,
+		fXReplenish, fXBurst, fXFillRate, fXInterval), readX},
 	{"X-Rate-Limit-", fieldSet(fXDLimit, fXDRemaining, fXDReset, fZendeskLimit), readXDash},
 }
 
@@ -155,7 +168,7 @@ var dialects = [...]dialect{
 // has one: retryAfter costs some 30 ns on a response without
 // (BenchmarkParseHeadersIETFStructured).
 var (
-	retryFields = fieldSet(fRetryAfter, fRetryAfterMs, fXRetryAfter)
+	retryFields = fieldSet(fRetryAfter, fRetryAfterMs, fRetryIn, fXRetryAfter)
 	scopeFields = fieldSet(fXResource, fXBucket)
 )
 
@@ -165,6 +178,7 @@ type reader uint8
 const (
 	readIETF reader = iota
 	readNamed
+	readKong
 	readHubSpot
 	readShopify
 	readSalesforce
@@ -182,6 +196,8 @@ func (p *parser) read(r reader, c *choice) {
 		p.ietf(c)
 	case readNamed:
 		p.namedQuotas(c)
+	case readKong:
+		p.kong(c)
 	case readHubSpot:
 		p.hubspot(c)
 	case readShopify:

@@ -92,6 +92,11 @@ const (
 	docX          = "https://docs.x.com/x-api/fundamentals/rate-limits"
 	docOkta       = "https://developer.okta.com/docs/reference/rl-best-practices/"
 	docZendesk    = "https://developer.zendesk.com/api-reference/introduction/rate-limits/"
+	docKong       = "https://developer.konghq.com/plugins/rate-limiting/ (headers sent to the client)"
+	docSpring     = "https://docs.spring.io/spring-cloud-gateway/reference/spring-cloud-gateway-server-webflux/gatewayfilter-factories/requestratelimiter-factory.html"
+	docAtlassian  = "https://confluence.atlassian.com/adminjiraserver/improving-instance-stability-with-rate-limiting-983794911.html"
+	docBucket4j   = "https://github.com/MarcGiffing/bucket4j-spring-boot-starter (X-Rate-Limit-Retry-After-Seconds)"
+	docTraefik    = "https://doc.traefik.io/traefik/middlewares/http/ratelimit/ (X-Retry-In beside Retry-After)"
 	docDraft01    = "draft-ietf-httpapi-ratelimit-headers-01 §3.1 (RateLimit-Limit list form)"
 	docDraft06    = "draft-ietf-httpapi-ratelimit-headers-06 §5"
 	docDraft07    = "draft-ietf-httpapi-ratelimit-headers-07 §4, §5"
@@ -226,6 +231,8 @@ func retryAfterTests() []headerTest {
 		{"JavaScript Date.toString, long zone name", docNone, hdr("Date", dateAt(0), "Retry-After", "Sat Jun 01 2024 07:01:00 GMT-0500 (Central Daylight Time in North America)"), ra(time.Minute)},
 		{"date in the past", docRFC9110, hdr("Date", dateAt(0), "Retry-After", dateAt(-time.Minute)), unknownQuota()},
 		{"repeated: longest", docRFC9110, hdr("Retry-After", "30", "Retry-After", "120"), ra(2 * time.Minute)},
+		{"Traefik: X-Retry-In preferred", docTraefik, hdr("Retry-After", "1", "X-Retry-In", "312.5ms"), ra(312500 * time.Microsecond)},
+		{"Traefik: X-Retry-In unreadable", docTraefik, hdr("Retry-After", "1", "X-Retry-In", "-3s"), ra(time.Second)},
 		{"comma-joined dates: longest", docRFC9110, hdr("Date", dateAt(0), "Retry-After", dateAt(time.Minute)+", "+dateAt(2*time.Minute)), ra(2 * time.Minute)},
 		{"retry-after-ms preferred", docAzure, hdr("Retry-After", "2", "Retry-After-Ms", "1500"), ra(1500 * time.Millisecond)},
 		{"retry-after-ms garbage falls back", docAzure, hdr("Retry-After", "2", "Retry-After-Ms", "soon"), ra(2 * time.Second)},
@@ -265,6 +272,45 @@ func vendorTests() []headerTest {
 			"X-Rate-Limit-Reset", epoch(time.Hour+time.Minute)),
 			lq(600, 598).with(func(q *Quota) { q.Reset = at(time.Minute) })},
 		{"Zendesk", docZendesk, hdr("X-Rate-Limit", "700", "X-Rate-Limit-Remaining", "699"), lq(700, 699)},
+		{"Kong: the period with the least remaining", docKong, hdr(
+			"X-RateLimit-Limit-Second", "5", "X-RateLimit-Remaining-Second", "4",
+			"X-RateLimit-Limit-Minute", "100", "X-RateLimit-Remaining-Minute", "2"),
+			Quota{Limit: 100, Remaining: 2, Window: time.Minute, Policy: "minute"}},
+		{"Kong: a tie goes to the shorter period", docKong, hdr(
+			"X-RateLimit-Limit-Hour", "1000", "X-RateLimit-Remaining-Hour", "4",
+			"x-ratelimit-limit-second", "5", "x-ratelimit-remaining-second", "4"),
+			Quota{Limit: 5, Remaining: 4, Window: time.Second, Policy: "second"}},
+		{"Kong: RateLimit-* first, the period fills in its window", docKong, hdr(
+			"RateLimit-Limit", "5", "RateLimit-Remaining", "4", "RateLimit-Reset", "47",
+			"X-RateLimit-Limit-Minute", "5", "X-RateLimit-Remaining-Minute", "4"),
+			Quota{Limit: 5, Remaining: 4, Reset: at(47 * time.Second), Window: time.Minute, Policy: "minute"}},
+		{"Kong: a calendar month has no one length", docKong, hdr(
+			"X-RateLimit-Limit-Month", "10000", "X-RateLimit-Remaining-Month", "9000"),
+			Quota{Limit: 10000, Remaining: 9000, Policy: "month"}},
+		{"Kong: a custom unit's period is not the request quota", docKong, hdr(
+			"X-RateLimit-Limit-Videos-Minute", "10", "X-RateLimit-Remaining-Videos-Minute", "9"),
+			unknownQuota()},
+		{"Spring Cloud Gateway: the bucket's refill", docSpring, hdr(
+			"X-RateLimit-Remaining", "9", "X-RateLimit-Replenish-Rate", "10",
+			"X-RateLimit-Burst-Capacity", "20", "X-RateLimit-Requested-Tokens", "1"),
+			Quota{Limit: 20, Remaining: 9, Reset: at(1100 * time.Millisecond), Window: 2 * time.Second}},
+		{"Spring Cloud Gateway: a request costs several tokens", docSpring, hdr(
+			"X-RateLimit-Remaining", "59", "X-RateLimit-Replenish-Rate", "1",
+			"X-RateLimit-Burst-Capacity", "60", "X-RateLimit-Requested-Tokens", "60"),
+			Quota{Limit: 1, Remaining: 0, Reset: at(time.Second), Window: time.Minute}},
+		{"Spring Cloud Gateway: -1 remaining (Redis down) is not stated", docSpring, hdr(
+			"X-RateLimit-Remaining", "-1", "X-RateLimit-Replenish-Rate", "10",
+			"X-RateLimit-Burst-Capacity", "20", "X-RateLimit-Requested-Tokens", "1"),
+			Quota{Limit: 20, Remaining: -1, Window: 2 * time.Second}},
+		{"Spring Cloud Gateway: a rate of 0 says nothing of the refill", docSpring, hdr(
+			"X-RateLimit-Remaining", "3", "X-RateLimit-Replenish-Rate", "0", "X-RateLimit-Burst-Capacity", "20"),
+			Quota{Limit: -1, Remaining: 3}},
+		{"Atlassian Data Center: fill rate per interval", docAtlassian, hdr(
+			"X-RateLimit-Limit", "60", "X-RateLimit-Remaining", "30",
+			"X-RateLimit-FillRate", "10", "X-RateLimit-Interval-Seconds", "2", "Retry-After", "0"),
+			Quota{Limit: 60, Remaining: 30, Reset: at(6 * time.Second), Window: 12 * time.Second}},
+		{"Bucket4j", docBucket4j, hdr("X-Rate-Limit-Remaining", "0", "X-Rate-Limit-Retry-After-Seconds", "57"),
+			Quota{Limit: -1, Remaining: 0, RetryAfter: 57 * time.Second}},
 		{"OpenAI", docOpenAI, hdr(
 			"x-ratelimit-limit-requests", "60", "x-ratelimit-limit-tokens", "150000",
 			"x-ratelimit-remaining-requests", "59", "x-ratelimit-remaining-tokens", "149984",
@@ -436,6 +482,15 @@ func quotasTests() []quotasTest {
 			[]Quota{
 				{Limit: 60, Remaining: 59, Reset: at(time.Second), RetryAfter: 20 * time.Millisecond, Policy: "requests"},
 				{Limit: 150000, Remaining: 149984, Reset: at(6 * time.Minute), RetryAfter: 20 * time.Millisecond, Policy: "tokens"},
+			}},
+		{"Kong: every period", docKong, hdr(
+			"X-RateLimit-Limit-Second", "5", "X-RateLimit-Remaining-Second", "4",
+			"X-RateLimit-Limit-Minute", "100", "X-RateLimit-Remaining-Minute", "2",
+			"X-RateLimit-Limit-Videos-Minute", "10", "X-RateLimit-Remaining-Videos-Minute", "9"),
+			[]Quota{
+				{Limit: 100, Remaining: 2, Window: time.Minute, Policy: "minute"},
+				{Limit: 10, Remaining: 9, Policy: "videos-minute"},
+				{Limit: 5, Remaining: 4, Window: time.Second, Policy: "second"},
 			}},
 		{"OpenAI tokens only", docOpenAI, hdr(
 			"x-ratelimit-limit-tokens", "150000", "x-ratelimit-remaining-tokens", "149984"),
@@ -664,6 +719,9 @@ var fuzzHeaderNames = []string{
 	"Anthropic-Ratelimit-Tokens-Remaining", "Anthropic-Ratelimit-Tokens-Reset",
 	"Anthropic-Ratelimit-Input-Tokens-Limit", "Anthropic-Ratelimit-Input-Tokens-Remaining", "Anthropic-Ratelimit-Input-Tokens-Reset",
 	"Anthropic-Ratelimit-Output-Tokens-Limit", "Anthropic-Ratelimit-Output-Tokens-Remaining", "Anthropic-Ratelimit-Output-Tokens-Reset",
+	"X-Retry-In", "X-Rate-Limit-Retry-After-Seconds", "X-Ratelimit-Replenish-Rate", "X-Ratelimit-Burst-Capacity",
+	"X-Ratelimit-Requested-Tokens", "X-Ratelimit-Fillrate", "X-Ratelimit-Interval-Seconds",
+	"X-Ratelimit-Limit-Minute", "X-Ratelimit-Remaining-Minute", "X-Ratelimit-Limit-Second", "X-Ratelimit-Remaining-Second",
 }
 
 func FuzzParseHeaders(f *testing.F) {
@@ -857,8 +915,11 @@ func TestParseHeadersSpellingsDeterministic(t *testing.T) {
 }
 
 // fieldHeaders names a header of every field the parser collects.
-var fieldHeaders = [numFields]string{ // but fNamed, which is no header
-	fDate: "Date", fRetryAfter: "Retry-After", fRetryAfterMs: "Retry-After-Ms",
+var fieldHeaders = [numFields]string{ // but fNamed and fPeriod, which are no header
+	fDate: "Date", fRetryAfter: "Retry-After", fRetryAfterMs: "Retry-After-Ms", fRetryIn: "X-Retry-In",
+	fXReplenish: "X-RateLimit-Replenish-Rate", fXBurst: "X-RateLimit-Burst-Capacity",
+	fXRequested: "X-RateLimit-Requested-Tokens", fXFillRate: "X-RateLimit-FillRate",
+	fXInterval:   "X-RateLimit-Interval-Seconds",
 	fXRetryAfter: "X-RateLimit-Retry-After", fXLimit: "X-RateLimit-Limit",
 	fXRemaining: "X-RateLimit-Remaining", fXReset: "X-RateLimit-Reset", fXUsed: "X-RateLimit-Used",
 	fXResetAfter: "X-RateLimit-Reset-After", fXResource: "X-RateLimit-Resource", fXBucket: "X-RateLimit-Bucket",
@@ -884,7 +945,7 @@ func TestFieldsCollect(t *testing.T) {
 		want := map[int][]string{}
 		h := http.Header{"Content-Type": {"text/plain"}}
 		for _, i := range rng.Perm(numFields)[:n] {
-			if i == int(fNamed) {
+			if i == int(fNamed) || i == int(fPeriod) {
 				continue
 			}
 			want[i] = []string{fmt.Sprint("v", i)}
@@ -900,7 +961,7 @@ func TestFieldsCollect(t *testing.T) {
 	// A field under two spellings joins both values.
 	h := http.Header{"Date": {"a"}, "date": {"b"}}
 	for i := range numFields - 1 {
-		if field(i+1) != fNamed {
+		if f := field(i + 1); f != fNamed && f != fPeriod {
 			h[fieldHeaders[i+1]] = []string{"x"}
 		}
 	}

@@ -229,6 +229,9 @@ func (p *parser) retryAfter() time.Duration {
 	if d, ok := longestDelay(p.get(fRetryAfterMs), time.Millisecond, maxAhead); ok {
 		return d
 	}
+	if d, ok := p.retryIn(); ok {
+		return d
+	}
 	var longest time.Duration
 	for _, vals := range [...][]string{p.get(fRetryAfter), p.get(fXRetryAfter)} {
 		for e := (elems{vals: vals}); ; {
@@ -252,4 +255,21 @@ func (p *parser) retryAfter() time.Duration {
 		}
 	}
 	return longest
+}
+
+// retryIn reads Traefik's X-Retry-In, the wait as a Go duration
+// ("312.5ms"): its Retry-After is that wait rounded up to the second. The
+// longest of its values wins.
+func (p *parser) retryIn() (time.Duration, bool) {
+	var longest time.Duration
+	found := false
+	for e := (elems{vals: p.get(fRetryIn)}); ; {
+		s, ok := e.next()
+		if !ok {
+			return longest, found
+		}
+		if d, ok := parseGoDuration(s, &p.std); ok && d <= maxAhead {
+			longest, found = max(longest, d), true
+		}
+	}
 }
