@@ -70,6 +70,22 @@ const (
 	// and retry-after (delta seconds) on refusals, as
 	// https://docs.anthropic.com/en/api/rate-limits documents.
 	Anthropic
+
+	// Spring sends what Spring Cloud Gateway's RedisRateLimiter sends on
+	// every response: X-RateLimit-Remaining (the tokens left),
+	// X-RateLimit-Replenish-Rate (Limit per second of Window),
+	// X-RateLimit-Burst-Capacity (the bucket's capacity, Quota.Burst) and
+	// X-RateLimit-Requested-Tokens: 1, and no reset and no Retry-After: how
+	// fast the bucket refills says when. It describes a TokenBucket.
+	Spring
+
+	// Bucket4j sends what bucket4j-spring-boot-starter's filter sends:
+	// X-Rate-Limit-Remaining on every response and nothing else, but
+	// X-Rate-Limit-Retry-After-Seconds on refusals (the time until a
+	// request is admitted again, rounded by Config.ResetRounding; Bucket4j
+	// truncates it, so that a wait under a second says 0). No limit, no
+	// reset, no window.
+	Bucket4j
 )
 
 // String returns the dialect's Go name, such as "GitHub".
@@ -91,6 +107,10 @@ func (d Dialect) String() string {
 		return "DateReset"
 	case Anthropic:
 		return "Anthropic"
+	case Spring:
+		return "Spring"
+	case Bucket4j:
+		return "Bucket4j"
 	}
 	return fmt.Sprintf("Dialect(%d)", int(d))
 }

@@ -112,6 +112,30 @@ func (h *Handler) setHeaders(hdr http.Header, d decision) {
 		for _, t := range d.tokens {
 			set(t.name, strconv.FormatInt(t.limit, 10), strconv.FormatInt(t.remaining, 10), t.reset)
 		}
+	case Spring:
+		// https://docs.spring.io/spring-cloud-gateway/reference/spring-cloud-gateway-server-webflux/gatewayfilter-factories/requestratelimiter-factory.html
+		rate := strconv.FormatFloat(float64(d.perWindow)/d.window.Seconds(), 'f', -1, 64)
+		burst := strconv.FormatInt(d.burst, 10)
+		if hostile {
+			remaining, rate, burst = hostileRemaining, hostileLimit, hostileLimit
+		}
+		hdr.Set("X-RateLimit-Remaining", remaining)
+		hdr.Set("X-RateLimit-Replenish-Rate", rate)
+		hdr.Set("X-RateLimit-Burst-Capacity", burst)
+		hdr.Set("X-RateLimit-Requested-Tokens", "1")
+	case Bucket4j:
+		// https://github.com/MarcGiffing/bucket4j-spring-boot-starter
+		if hostile {
+			remaining = hostileRemaining
+		}
+		hdr.Set("X-Rate-Limit-Remaining", remaining)
+		if d.outcome == refused {
+			retry := strconv.FormatInt(round.seconds(d.retry), 10)
+			if hostile {
+				retry = hostileRetryAfter
+			}
+			hdr.Set("X-Rate-Limit-Retry-After-Seconds", retry)
+		}
 	case DateReset:
 		reset := h.date(d.reset)
 		if hostile {

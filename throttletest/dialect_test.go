@@ -108,6 +108,26 @@ func TestDialects(t *testing.T) {
 			refusedBody: "rate limit exceeded\n",
 		},
 		{
+			dialect:  throttletest.Bucket4j,
+			admitted: map[string]string{"date": date, "x-rate-limit-remaining": "1"},
+			refused: map[string]string{
+				"date": date, "x-rate-limit-remaining": "0", "x-rate-limit-retry-after-seconds": "50",
+			},
+			refusedBody: "rate limit exceeded\n",
+		},
+		{
+			dialect: throttletest.Spring,
+			admitted: map[string]string{
+				"date": date, "x-ratelimit-remaining": "1", "x-ratelimit-replenish-rate": "0.03333333333333333",
+				"x-ratelimit-burst-capacity": "2", "x-ratelimit-requested-tokens": "1",
+			},
+			refused: map[string]string{
+				"date": date, "x-ratelimit-remaining": "0", "x-ratelimit-replenish-rate": "0.03333333333333333",
+				"x-ratelimit-burst-capacity": "2", "x-ratelimit-requested-tokens": "1",
+			},
+			refusedBody: "rate limit exceeded\n",
+		},
+		{
 			dialect: throttletest.GitHub,
 			admitted: map[string]string{
 				"date": date, "x-ratelimit-limit": "2", "x-ratelimit-remaining": "1",
@@ -221,6 +241,13 @@ func TestHostile(t *testing.T) {
 			"date": date, "anthropic-ratelimit-requests-limit": "18446744073709551616",
 			"anthropic-ratelimit-requests-remaining": "-1", "anthropic-ratelimit-requests-reset": "9999-12-31T23:59:59Z",
 			"retry-after": "999999999",
+		}},
+		{throttletest.Spring, map[string]string{
+			"date": date, "x-ratelimit-remaining": "-1", "x-ratelimit-replenish-rate": "18446744073709551616",
+			"x-ratelimit-burst-capacity": "18446744073709551616", "x-ratelimit-requested-tokens": "1",
+		}},
+		{throttletest.Bucket4j, map[string]string{
+			"date": date, "x-rate-limit-remaining": "-1", "x-rate-limit-retry-after-seconds": "999999999",
 		}},
 		{throttletest.RetryAfterOnly, map[string]string{"date": date, "retry-after": "999999999"}},
 		{throttletest.None, map[string]string{"date": date}},

@@ -50,6 +50,13 @@
 //	                                                when the quota is full again)
 //	                Anthropic-Ratelimit-{Tokens,Input-Tokens,Output-Tokens}-{Limit,Remaining,Reset}
 //	                                               (the same, for each of Config.Tokens)
+//	Spring          X-RateLimit-Remaining: 7       (tokens left)
+//	                X-RateLimit-Replenish-Rate: 10 (Limit per second of Window)
+//	                X-RateLimit-Burst-Capacity: 10 (the capacity, Quota.Burst)
+//	                X-RateLimit-Requested-Tokens: 1
+//	Bucket4j        X-Rate-Limit-Remaining: 7      (and only on refusals
+//	                X-Rate-Limit-Retry-After-Seconds: 1, the wait for a request,
+//	                                                rounded by Config.ResetRounding)
 //	RetryAfterOnly  nothing
 //	None            nothing
 //	DateReset       X-RateLimit-Limit: 10

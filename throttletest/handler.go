@@ -64,7 +64,7 @@ func NewHandler(c Config) *Handler {
 	}
 	c.Resources = res
 	switch {
-	case c.Dialect < GitHub || c.Dialect > Anthropic:
+	case c.Dialect < GitHub || c.Dialect > Bucket4j:
 		panic(fmt.Sprintf("throttletest: unknown %v", c.Dialect))
 	case c.ResetRounding < RoundUp || c.ResetRounding > Nearest:
 		panic(fmt.Sprintf("throttletest: unknown %v", c.ResetRounding))
@@ -165,8 +165,10 @@ const (
 type decision struct {
 	outcome   outcome
 	resource  string
-	limit     int64
+	limit     int64 // as stated (counter.stated)
 	remaining int64
+	perWindow int64 // the quota's Limit
+	burst     int64 // the buckets' capacity
 	window    time.Duration
 	now       time.Time     // the server's real (unskewed) time
 	reset     time.Time     // when the quota resets, real time
@@ -291,7 +293,8 @@ func (h *Handler) decide(name string, ch chat) decision {
 	}
 	c.advance(ce)
 
-	d := decision{resource: name, limit: c.stated(), window: c.q.Window, now: now, wait: h.cfg.Latency, elapsed: e}
+	d := decision{resource: name, limit: c.stated(), perWindow: c.limit, burst: c.burst, window: c.q.Window,
+		now: now, wait: h.cfg.Latency, elapsed: e}
 	tokensOK, tokensRetry := h.tokensLocked(e, ch)
 	switch {
 	case !c.allows(ce):

@@ -314,7 +314,7 @@ func TestNewHandlerPanics(t *testing.T) {
 		{"Resources", throttletest.Config{Resources: map[string]throttletest.Quota{"x": {Algorithm: -1}}}, "throttletest: unknown Algorithm(-1)"},
 		{"RefuseStatus", throttletest.Config{RefuseStatus: 200}, "throttletest: Config.RefuseStatus 200 is not an error status"},
 		{"Secondary.Status", throttletest.Config{Secondary: throttletest.SecondaryLimit{Status: 999}}, "throttletest: Config.Secondary.Status 999 is not an error status"},
-		{"Dialect after Anthropic", throttletest.Config{Dialect: throttletest.Anthropic + 1}, "throttletest: unknown Dialect(8)"},
+		{"Dialect after Bucket4j", throttletest.Config{Dialect: throttletest.Bucket4j + 1}, "throttletest: unknown Dialect(10)"},
 		{"token quota the dialect cannot state", throttletest.Config{Tokens: []throttletest.TokenQuota{{Name: "tokens"}}}, `throttletest: token quota "tokens" in the GitHub dialect`},
 		{"input tokens in OpenAI", throttletest.Config{Dialect: throttletest.OpenAI, Tokens: []throttletest.TokenQuota{{Name: "input-tokens"}}}, `throttletest: token quota "input-tokens" in the OpenAI dialect`},
 		{"sliding token quota", throttletest.Config{Dialect: throttletest.Anthropic, Tokens: []throttletest.TokenQuota{{Name: "tokens", Quota: throttletest.Quota{Algorithm: throttletest.SlidingWindow}}}}, `throttletest: token quota "tokens" with SlidingWindow`},
