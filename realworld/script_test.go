@@ -12,11 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestNodeExchange checks what Express's, ExpressDraft6's, Fastify's and
-// Nest's godoc say they send, on a quota of 3 per minute so that one window
-// holds the test, and that each instance counts what it admits, before and
-// after Close.
-func TestNodeExchange(t *testing.T) {
+// TestScriptExchange checks what Express's, ExpressDraft6's, Fastify's,
+// Flask's and Nest's godoc say they send, on a quota of 3 per minute so that
+// one window holds the test, and that each instance counts what it admits,
+// before and after Close.
+func TestScriptExchange(t *testing.T) {
 	// retry is Retry-After of the n-th answer: absent but on a 429. t is 60,
 	// or 59 if the test is slow.
 	retry := func(n int) string {
@@ -61,6 +61,19 @@ func TestNodeExchange(t *testing.T) {
 					"X-RateLimit-Reset":     `(59|60)`,
 					"Retry-After":           retry(n),
 				}
+			}},
+		{"flask", func() (*realworld.Instance, error) { return realworld.StartFlask(3, time.Minute, "--headers", "on") },
+			func(n int) map[string]string {
+				return map[string]string{
+					"X-RateLimit-Limit":     `3`,
+					"X-RateLimit-Remaining": left(n),
+					"X-RateLimit-Reset":     `[0-9]{10}`,
+					"Retry-After":           `(59|60)`, // on every answer
+				}
+			}},
+		{"flask without headers", func() (*realworld.Instance, error) { return realworld.StartFlask(3, time.Minute, "--headers", "off") },
+			func(n int) map[string]string {
+				return map[string]string{"X-RateLimit-Limit": ``, "X-RateLimit-Remaining": ``, "Retry-After": ``}
 			}},
 		{"nest", func() (*realworld.Instance, error) { return realworld.StartNode("nest.js", 3, time.Minute) },
 			func(n int) map[string]string {

@@ -1,0 +1,87 @@
+package realworld
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// The servers whose limiter is Flask-Limiter run python/flask_app.py (see
+// script.go for what it shares with the Node.js servers) with Debian's
+// Python 3 and its packages: apt-get install python3-flask-limiter (3.3.0
+// in bookworm, with limits 2.8.0 and Flask 2.2.2). It serves on werkzeug's
+// threaded server, a thread per connection.
+
+// Flask is Flask-Limiter 3.3.0 in Flask 2.2.2, one default limit of 30 per
+// 3 seconds keyed by the client's address, in its in-memory storage, with
+// the moving-window strategy its documentation recommends and its headers
+// on (RATELIMIT_HEADERS_ENABLED; they are off by default). The moving
+// window is a sliding log of what it admitted: each admitted request counts
+// for 3 s after it; a refused one is not logged. It sends on every answer,
+// the 200s too,
+//
+//	X-RateLimit-Limit: 30
+//	X-RateLimit-Remaining: 29   (30 less the log's requests of the last 3 s)
+//	X-RateLimit-Reset: 1764581103
+//	                            (Unix s: the newest logged request's second
+//	                             plus 4, when the log will be empty, and more)
+//	Retry-After: 3              (that reset less now, truncated: 3 nearly always)
+//
+// and a 429 has an HTML body. The reset moves on with the clock, as gin's
+// does, but the log gives each request back 3 s after it was counted.
+func Flask() Server {
+	return Server{
+		Name:      "flask",
+		Algorithm: "sliding log (moving window)",
+		Headers:   "X-RateLimit-Limit/Remaining/Reset (Unix s, when the newest logged request expires, + 1 s), Retry-After (s, truncated) on every answer",
+		Quota:     Quota{Limit: defLimit, Window: defWindow},
+		start:     func() (*Instance, error) { return startFlask(defLimit, defWindow, "--headers", "on") },
+	}
+}
+
+// FlaskBare is [Flask] as Flask-Limiter is set up by default: no headers,
+// a bare 429 (an HTML body).
+func FlaskBare() Server {
+	s := Flask()
+	s.Name, s.Headers = "flask-bare", ""
+	s.start = func() (*Instance, error) { return startFlask(defLimit, defWindow, "--headers", "off") }
+	return s
+}
+
+// startFlask runs python/flask_app.py with the given quota and further
+// flags.
+func startFlask(limit int, window time.Duration, flags ...string) (*Instance, error) {
+	py, err := flaskPython()
+	if err != nil {
+		return nil, err
+	}
+	_, file, _, ok := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "python")
+	if !ok || !filepath.IsAbs(file) {
+		return nil, fmt.Errorf("%w: cannot locate realworld/python (built with -trimpath?)", ErrUnavailable)
+	}
+	return startScript(py, dir, "flask_app.py", limit, window, flags...)
+}
+
+// flaskPython returns a Python 3 that imports flask_limiter, or an error
+// matching [ErrUnavailable]: Debian's /usr/bin/python3 first, where apt
+// installs it, then python3 on PATH.
+var flaskPython = sync.OnceValues(func() (string, error) {
+	candidates := []string{"/usr/bin/python3"}
+	if p, err := exec.LookPath("python3"); err == nil {
+		candidates = append(candidates, p)
+	}
+	for _, py := range candidates {
+		if _, err := os.Stat(py); err != nil {
+			continue
+		}
+		if exec.Command(py, "-c", "import flask_limiter").Run() == nil {
+			return py, nil
+		}
+	}
+	return "", fmt.Errorf("%w: no python3 that imports flask_limiter (apt-get install python3-flask-limiter)", ErrUnavailable)
+})
