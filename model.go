@@ -98,37 +98,6 @@ type observation struct {
 	coarse   bool    // the reset has whole-second resolution
 }
 
-// A plan is what the gate enforces after an answer.
-type plan struct {
-	// rate is the pace in tokens per second; 0 keeps the gate's rate, +Inf
-	// is no local limit. The gate bounds it by the configured ceiling.
-	rate float64
-	// burst, when positive, replaces the default burst (a second's worth
-	// of the rate): the window's quota for PaceBurst, a small one while
-	// pacing at the steady rate.
-	burst int
-	// The cap: no request whose sequence number exceeds
-	// capBase + capGrow·(t − capAt) goes out at t before capEnd, less the
-	// requests admitted before capRef (the answered request's number) that
-	// are still unanswered. capOn false is no cap; capEnd never is a cap
-	// that only growth lifts (a real end: none).
-	capOn                    bool
-	capAt, capEnd            instant
-	capBase, capGrow, capRef float64
-	capBehind                float64 // o.behind of the answer capRef
-	// hold, if holdOn: nothing goes out before it. After a hold, and after
-	// a cap's end, one request goes alone and the rest wait for its answer.
-	hold   instant
-	holdOn bool
-	// alone: requests go one at a time, each after the last one's answer
-	// (finding out how much a server that states nothing takes at once).
-	alone bool
-	// spare, when positive, is how many tokens a bucket-like server holds
-	// idle beyond a small reserve while the configured ceiling keeps the
-	// rate below what would spend them: the gate may admit them at once.
-	spare float64
-}
-
 // Server kinds, as far as the answers have shown.
 const (
 	kindUnknown = iota
@@ -162,6 +131,9 @@ type model struct {
 	// not show it alone: gin-rate-limit's moves on with every request, and
 	// gives nothing back until it has passed (see refills).
 	refilled bool
+	// holdsToReset: such a bucket refused a probe at its window's length
+	// after its first answer: it gives nothing back before its reset.
+	holdsToReset bool
 	// avail is the rate a bucket-like server's tokens come back at for this
 	// client: its refill less what other clients take, measured from
 	// answers a second or more apart (tokens/s; 0: not measured yet).
@@ -261,6 +233,11 @@ func (m *model) observe(o observation) plan {
 	}
 	if q.Limit > 0 {
 		m.srvLimit = q.Limit
+	} else if q.Limit < 0 && q.Remaining >= 0 && m.srvLimit <= q.Remaining {
+		// A server that states what is left but not its limit (Bucket4j)
+		// has at least one more than the most it ever said was left: the
+		// answered request was counted.
+		m.srvLimit = q.Remaining + 1
 	}
 	if q.Window > 0 {
 		m.winLen, m.stated = float64(q.Window), true
@@ -288,6 +265,7 @@ func (m *model) observe(o observation) plan {
 		}
 	}
 	if limited(o.status, q) {
+		m.holdsToReset = m.holdsToReset || m.bucket && !m.refilled
 		m.cooldown(o)
 	} else if o.status < 400 && m.aimd {
 		if m.first && o.sent >= m.cut {
@@ -306,20 +284,6 @@ func (m *model) observe(o observation) plan {
 		m.backoffs, m.cutOpen, m.retriedEarly = 0, false, false
 	}
 	return m.plan
-}
-
-// setRate plans the rate r, at least a token per MaxCooldown: pacing is a
-// server-derived wait too.
-func (m *model) setRate(r float64) {
-	if r > 0 {
-		r = max(r, float64(time.Second)/m.maxCooldown)
-		m.rate, m.plan.rate = r, r
-	}
-}
-
-// capSeq returns the cap's highest sequence number at t.
-func (p plan) capSeq(t instant) float64 {
-	return p.capBase + p.capGrow*max(t.sub(p.capAt), 0)
 }
 
 // remaining folds an answer that states the remaining count.
@@ -346,9 +310,11 @@ func (m *model) remaining(o observation) {
 	if m.stated && m.winLen > 0 && hasRef {
 		passed = min(passed, m.winT0.add(m.winLen))
 	}
-	newer := both && (e.sub(prev.reset) > tol || o.sent >= passed && e.sub(prev.reset) > float64(time.Millisecond))
+	noResets := hasRef && !eOK && !prev.resetOK
+	turned := noResets && causal && m.turned(o, prev, r)
+	newer := both && (e.sub(prev.reset) > tol || o.sent >= passed && e.sub(prev.reset) > float64(time.Millisecond)) || turned
 	older := both && prev.reset.sub(e) > tol
-	sameWin := hasRef && (!eOK && !prev.resetOK || both && !newer && !older)
+	sameWin := noResets && !turned || both && !newer && !older
 
 	if causal {
 		own := o.seq - prev.seq // admitted between the two sends: counted between the two answers
@@ -359,6 +325,18 @@ func (m *model) remaining(o observation) {
 			// requests admitted in one order may reach the server in
 			// another.)
 			m.kind, m.refilled = kindRefill, true
+			if !eOK && m.winLen == 0 {
+				// No reset and no window to count a turn by: a count that
+				// comes back as time passes, at a rate to measure as a
+				// bucket's (Bucket4j states nothing else), from the
+				// answer before the rise on.
+				m.bucket = true
+				if !m.availRef.ok {
+					m.availRef = prev
+				}
+			}
+		case sameWin && m.bucket && prev.remaining < 0.5 && !limited(o.status, o.q):
+			m.refilled = true // admitted after nothing was left: one came back
 		case sameWin && eOK && m.winE0OK && e.sub(m.winE0) > 3*sl/2 && o.arrived.sub(m.winT0) > 3*sl/2:
 			// One window by every pair of answers, and yet its reset has
 			// moved on with the clock: a delay until the bucket refills
@@ -520,7 +498,7 @@ func (m *model) remaining(o observation) {
 	grow := 0.0
 	growFrom := o.arrived
 	end := never
-	if m.refills() {
+	if m.refills() && m.steady() > 0 {
 		// The cap grows as the server refills, at least a request per
 		// MaxCooldown (a cap is a server-derived wait too). A sliding
 		// window refills no faster than its last window counted, and
@@ -552,6 +530,19 @@ func (m *model) remaining(o observation) {
 			// reset).
 			end = end.add(coarseSlack)
 		}
+		if m.bucket && !m.refilled && !m.holdsToReset && m.winLen > coarseSlack {
+			// A reset that moves on with every request is when the last
+			// one is given back: a sliding log (Flask-Limiter's moving
+			// window) gives back the first a window after it was counted,
+			// a second sooner than that window reads from whole-second
+			// resets. One probe there tells it from a server that gives
+			// nothing back before its reset (gin-rate-limit), which
+			// refuses it once. (Held to the reset, Flask-Limiter told its
+			// rate served 76 of 120 in 12 s.)
+			if first := m.winT0.add(m.winLen - coarseSlack + lat); first > o.arrived {
+				end = min(end, first)
+			}
+		}
 		if m.winLen > 0 && (m.stated || m.crossings > 0) {
 			// A window ends no later than its length after its first
 			// answer (that request was counted in it), once the server or
@@ -569,6 +560,8 @@ func (m *model) remaining(o observation) {
 				end = min(end, wEnd.add(lat))
 			}
 		}
+	} else if m.winLen > 0 && m.crossings > 0 {
+		end = m.winT0.add(min(m.winLen, m.maxCooldown)) // a turn seen: windows start there
 	} else if m.winLen > 0 {
 		end = o.arrived.add(min(m.winLen, m.maxCooldown))
 	} else {

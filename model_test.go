@@ -109,6 +109,39 @@ func TestModelRiseInsideAWindowIsARefillingServer(t *testing.T) {
 	assert.Equal(t, never, p.capEnd)
 }
 
+// A server that states what is left and nothing else (Bucket4j): a bucket
+// of 20 refilling at 10 a second. Its rise is a refill to measure, and the
+// cap grows at what was measured: not at the request per MaxCooldown a
+// refill of unknown rate granted (32 of 1200 served in the kit).
+func TestModelRemainingOnlyBucketIsMeasured(t *testing.T) {
+	m := testModel()
+	p := m.observe(ans(1, 1, 0, 0.05, -1, 19, 0))
+	assert.Equal(t, 20.0, m.srvLimit, "no limit stated: one more than the most left")
+	p = m.observe(ans(2, 20, 0.05, 0.1, -1, 18, 0))
+	assert.Equal(t, 20.0, p.capSeq(secs(0.1)), "what is left is a cap")
+	m.observe(ans(20, 20, 0.1, 0.15, -1, 0, 0))
+	p = m.observe(ans(21, 21, 1.15, 1.2, -1, 9, 0)) // 10 came back in a second
+	assert.True(t, m.bucket, "a rise with no reset to count a turn by: a bucket")
+	assert.InDelta(t, 9.5, m.avail, 0.5, "its refill, measured from what was left and what was taken")
+	assert.Equal(t, never, p.capEnd)
+	assert.InDelta(t, safety*m.avail/sec, p.capGrow, 1e-12, "the cap grows at the measured refill")
+}
+
+// The same dialect on a fixed window of 30 per 3 s: the count comes back
+// whole at the turn. That is a new window, its length at most the time from
+// the last window's first answer, and the cap of a spent window ends there.
+func TestModelRemainingOnlyWindowTurns(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.05, -1, 29, 0))
+	m.observe(ans(30, 30, 0.1, 0.15, -1, 0, 0))
+	p := m.observe(ans(31, 31, 3.2, 3.25, -1, 29, 0)) // the turn, seen a probe late
+	assert.False(t, m.bucket, "a full count back is a turn, not a refill")
+	assert.Equal(t, 3.2*sec, m.winLen, "at most from the last window's first answer to this one")
+	assert.Equal(t, 60.0, p.capSeq(secs(3.25)))
+	p = m.observe(ans(60, 60, 3.5, 3.55, -1, 0, 0))
+	assert.Equal(t, secs(6.45), p.capEnd, "a spent window's cap ends a window after its first answer")
+}
+
 func TestModelMovingResetWithoutRefillIsACapToIt(t *testing.T) {
 	m := testModel()
 	// gin-rate-limit: 30 tokens that come back whole only once 3 s (in
@@ -137,6 +170,47 @@ func TestModelMovingResetWithoutRefillIsACapToIt(t *testing.T) {
 	}
 	assert.True(t, m.bucket && m.refilled, "bucket %v refilled %v", m.bucket, m.refilled)
 	assert.Greater(t, p.capGrow, 0.0, "its cap grows")
+}
+
+// Flask-Limiter's moving window, a sliding log of 30 per 3 s: its reset is
+// when the newest logged request expires, its Unix second plus 4, so it
+// moves on with the clock as gin-rate-limit's does; but each request is
+// given back 3 s after it was counted. A cap spent before the first give-back
+// ends there, a window (read as 4 s: a second less) after the first answer,
+// and its probe tells the two apart.
+func TestModelMovingResetProbedWhenTheFirstComesBack(t *testing.T) {
+	spend := func(m *model) plan {
+		var p plan
+		for k := 1; k <= 20; k++ { // 10/s for 2 s
+			at := 0.1 * float64(k-1)
+			p = m.observe(ans(float64(k), float64(k), at, at+0.002, 30, float64(30-k), math.Floor(at)+4))
+		}
+		for k := 21; k <= 30; k++ { // the rest at once
+			p = m.observe(ans(float64(k), 30, 2, 2.002+0.001*float64(k-20), 30, float64(30-k), 6))
+		}
+		return p
+	}
+	m := testModel()
+	p := spend(&m)
+	require.True(t, m.bucket && !m.refilled, "a moving reset, nothing given back yet")
+	assert.Equal(t, 4*sec, m.winLen)
+	assert.InDelta(t, 3.014*sec, float64(p.capEnd), 1e3, "probed a window less a second after the first answer, plus a latency: %v", time.Duration(p.capEnd))
+
+	// Admitted after nothing was left: the log gives back.
+	m.observe(ans(31, 31, 3.004, 3.006, 30, 0, 7))
+	assert.True(t, m.refilled)
+
+	// Refused: nothing comes back before the reset, and the caps end there
+	// from then on.
+	m = testModel()
+	spend(&m)
+	o := ans(31, 31, 3.004, 3.006, 30, 0, 6)
+	o.status = http.StatusTooManyRequests
+	m.observe(o)
+	assert.True(t, m.holdsToReset)
+	m.observe(ans(32, 32, 6.1, 6.102, 30, 29, 10))
+	p = m.observe(ans(60, 60, 6.2, 6.202, 30, 0, 10))
+	assert.InDelta(t, 10.104*sec, float64(p.capEnd), 1e3, "at the latest reset, not 3 s after the window's first answer: %v", time.Duration(p.capEnd))
 }
 
 func TestModelGCRASecondsUntilFull(t *testing.T) {
@@ -698,6 +772,18 @@ func TestModelToldRateBoundsAnInferredRefill(t *testing.T) {
 	}
 	require.Equal(t, kindRefill, m.kind)
 	assert.InDelta(t, 1.0, m.share, 1e-9, "this client is all of the spending")
+}
+
+// A window inferred from whole-second Unix resets reads a second long when
+// the server rounds them up: 30 per 3 s paced as 30 per 4 s. A rate told
+// within that second is the server's steady rate; one beyond it is not.
+func TestModelToldRateWithinAnInferredWindowsSecond(t *testing.T) {
+	for _, tt := range []struct{ told, want float64 }{{10, 10}, {9, 9}, {50, 7.5}, {0, 7.5}} {
+		m := newModel(float64(10*time.Minute), PaceEven, tt.told)
+		m.observe(ans(1, 1, 0.5, 0.501, 30, 29, 4)) // a reset of 3.499 s reads as 4
+		require.Equal(t, 4*sec, m.winLen)
+		assert.InDelta(t, tt.want, m.steady(), 1e-9, "told %v", tt.told)
+	}
 }
 
 // httprate's Retry-After is the whole window, whenever it refuses: at a

@@ -7,12 +7,12 @@ import (
 
 // The server model's pace and the evidence it classifies servers by: what
 // a bucket gives this client back (measureAvail), what a new window shows
-// (crossed), how uncertain a reset is (slack), the window's length when it
-// is not stated (learnWindow), and the rate and burst spent from what is
-// left (spread), the steady rate and this client's share of it, whether the
-// server refills (refills), and what a sliding window gives back and when
-// (giveBack, nextTick). Part of the server model (model.go): pure, no
-// clock, no lock.
+// (crossed), a turn that no reset marks (turned), how uncertain a reset is
+// (slack), the window's length when it is not stated (learnWindow), and the
+// rate and burst spent from what is left (spread), the steady rate and this
+// client's share of it, whether the server refills (refills), and what a
+// sliding window gives back and when (giveBack, nextTick). Part of the
+// server model (model.go): pure, no clock, no lock.
 
 // measureAvail measures the rate a bucket-like server's tokens come back
 // at for this client: what it was told it has, plus what it took, over a
@@ -100,6 +100,31 @@ func (m *model) learnWindow(o observation) {
 		d = math.Ceil(d/coarseSlack-1e-6) * coarseSlack // a whole second, give or take rounding, is that second
 	}
 	m.winLen = max(m.winLen, d)
+}
+
+// turned reports whether the causal answer o, told r left after the
+// answer prev, shows a window's turn on a server that states no reset
+// (Bucket4j states what is left, nothing else): a rise back to the limit
+// from a window that had been half spent or more, not a bucket's refill.
+// The turn is seen at most a probe late, so a window not stated is at most
+// as long as from the last window's first answer to it.
+func (m *model) turned(o observation, prev answer, r float64) bool {
+	if m.srvLimit <= 0 || r+(o.seq-prev.seq) < m.srvLimit-1 || r <= prev.remaining+0.5 || m.winLeast > m.srvLimit/2 {
+		return false
+	}
+	if gap := o.arrived.sub(m.winT0); !m.stated && (m.winLen == 0 || gap < m.winLen) {
+		m.winLen = gap
+	}
+	return true
+}
+
+// setRate plans the rate r, at least a token per MaxCooldown: pacing is a
+// server-derived wait too.
+func (m *model) setRate(r float64) {
+	if r > 0 {
+		r = max(r, float64(time.Second)/m.maxCooldown)
+		m.rate, m.plan.rate = r, r
+	}
 }
 
 // slack is the uncertainty of an observation's reset.
@@ -219,7 +244,11 @@ func (m *model) ownShare() float64 {
 
 // steady is the server's limit per second as this client may use it, 0
 // when not known: for a bucket-like server the rate its tokens come back
-// at once measured, else the limit over the window.
+// at once measured, else the limit over the window. A window inferred from
+// whole-second resets may be up to a second shorter than it reads (the
+// longest reset − arrival, rounded up: Flask-Limiter's Unix reset, its
+// second plus one, reads a 3 s window as 4 s); a rate told (Config.Limit)
+// between the two is the server's steady rate.
 func (m *model) steady() float64 {
 	if m.bucket && m.avail > 0 {
 		return m.avail
@@ -227,7 +256,12 @@ func (m *model) steady() float64 {
 	if m.srvLimit <= 0 || m.winLen <= 0 {
 		return 0
 	}
-	return m.srvLimit / (m.winLen / float64(time.Second))
+	s := float64(time.Second)
+	r := m.srvLimit / (m.winLen / s)
+	if !m.stated && m.winLen > coarseSlack && m.ceiling > r && m.ceiling <= m.srvLimit/((m.winLen-coarseSlack)/s) {
+		r = m.ceiling
+	}
+	return r
 }
 
 // refills reports whether the server has shown that it gives quota back
