@@ -500,7 +500,8 @@ func (m *model) remaining(o observation) {
 	end := never
 	if m.refills() && m.steady() > 0 {
 		// The cap grows as the server refills, at least a request per
-		// MaxCooldown (a cap is a server-derived wait too). A sliding
+		// MaxCooldown (a cap is a server-derived wait too); a refill of
+		// no rate known yet ends as a cap that does not grow. A sliding
 		// window refills no faster than its last window counted, and
 		// from its clock's next tick: fiber's, sent to at the steady rate
 		// by a lone client, serves 7.5 of its 10 a second, and a cap

@@ -115,9 +115,9 @@ func TestModelRiseInsideAWindowIsARefillingServer(t *testing.T) {
 // refill of unknown rate granted (32 of 1200 served in the kit).
 func TestModelRemainingOnlyBucketIsMeasured(t *testing.T) {
 	m := testModel()
-	p := m.observe(ans(1, 1, 0, 0.05, -1, 19, 0))
+	m.observe(ans(1, 1, 0, 0.05, -1, 19, 0))
 	assert.Equal(t, 20.0, m.srvLimit, "no limit stated: one more than the most left")
-	p = m.observe(ans(2, 20, 0.05, 0.1, -1, 18, 0))
+	p := m.observe(ans(2, 20, 0.05, 0.1, -1, 18, 0))
 	assert.Equal(t, 20.0, p.capSeq(secs(0.1)), "what is left is a cap")
 	m.observe(ans(20, 20, 0.1, 0.15, -1, 0, 0))
 	p = m.observe(ans(21, 21, 1.15, 1.2, -1, 9, 0)) // 10 came back in a second
