@@ -155,20 +155,16 @@ func TestScenariosWithQuotaHeaders(t *testing.T) {
 // the probe at its end is refused, and so is the retry a truncated wait
 // sends early. The turn back to a full count times the windows after it.
 // Targets: at most 1% refused, at least 93% of the quota used (95.6–95.8%
-// in runs). (Measured as
-// a bucket's refill, the window's idle end read as none: 16% used.)
+// in runs; measured as a bucket's refill, the window's idle end read as
+// none, 16%).
 func TestScenarioRemainingOnly(t *testing.T) {
 	srv := fixed(throttletest.Bucket4j)
 	srv.ResetRounding = throttletest.Truncate
 	synctest.Test(t, func(t *testing.T) {
 		o := scenario{name: "bucket4j-fixed-window", server: srv, windows: 12}.run(t)
 		t.Log(o)
-		if o.refusedShare() > 0.01 {
-			t.Errorf("%.2f%% refused, want at most 1%%", 100*o.refusedShare())
-		}
-		if o.used < 0.93 {
-			t.Errorf("%.1f%% of the quota used, want >= 93%%", 100*o.used)
-		}
+		assert.LessOrEqual(t, o.refusedShare(), 0.01, "share of requests refused")
+		assert.GreaterOrEqual(t, o.used, 0.93, "share of the quota used")
 	})
 }
 
@@ -181,7 +177,7 @@ func TestScenarioSlidingWindow(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				srv := fixed(d)
 				srv.Algorithm = throttletest.SlidingWindow
-				o := scenario{name: "bucket4j-fixed-window", server: srv, windows: 12}.run(t)
+				o := scenario{server: srv, windows: 12}.run(t)
 				t.Log(o)
 				if o.refusedShare() > 0.01 {
 					t.Errorf("%.2f%% refused, want <= 1%%", 100*o.refusedShare())
@@ -295,7 +291,7 @@ func TestScenarioLoadShedding(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := fixed(throttletest.IETF)
 		srv.ShedEvery = 20
-		o := scenario{name: "bucket4j-fixed-window", server: srv, windows: 12}.run(t)
+		o := scenario{server: srv, windows: 12}.run(t)
 		t.Log(o)
 		// One 429 at a window's last second, in about one run of ten under
 		// -race: which of the waiters released at one instant after a

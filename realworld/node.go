@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 )
@@ -74,19 +73,8 @@ func Nest() Server {
 	}
 }
 
-// nodeDir is realworld/node, found from this file's path: the tests and
-// cmd/table run from different directories.
-func nodeDir() (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "node")
-	if !ok || !filepath.IsAbs(file) {
-		return "", fmt.Errorf("%w: cannot locate realworld/node (built with -trimpath?)", ErrUnavailable)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "common.js")); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	return dir, nil
-}
+// nodeDir is realworld/node.
+func nodeDir() (string, error) { return scriptDir("node", "common.js") }
 
 // NodePath returns the Node.js binary, or an error matching [ErrUnavailable].
 func NodePath() (string, error) {

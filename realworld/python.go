@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 )
@@ -59,10 +57,9 @@ func startFlask(limit int, window time.Duration, flags ...string) (*Instance, er
 	if err != nil {
 		return nil, err
 	}
-	_, file, _, ok := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "python")
-	if !ok || !filepath.IsAbs(file) {
-		return nil, fmt.Errorf("%w: cannot locate realworld/python (built with -trimpath?)", ErrUnavailable)
+	dir, err := scriptDir("python", "flask_app.py")
+	if err != nil {
+		return nil, err
 	}
 	return startScript(py, dir, "flask_app.py", limit, window, flags...)
 }

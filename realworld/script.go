@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +25,20 @@ import (
 // count of what it admitted; SIGTERM stops it cleanly, and so does the end
 // of its stdin, a pipe held here, so that it does not outlive a parent that
 // died without Close.
+
+// scriptDir is realworld/<name>, found from this file's path (the tests
+// and cmd/table run from different directories), with file in it.
+func scriptDir(name, file string) (string, error) {
+	_, self, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(self) {
+		return "", fmt.Errorf("%w: cannot locate realworld/%s (built with -trimpath?)", ErrUnavailable, name)
+	}
+	dir := filepath.Join(filepath.Dir(self), name)
+	if _, err := os.Stat(filepath.Join(dir, file)); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return dir, nil
+}
 
 // scriptStartTimeout bounds how long a script may take to print its port.
 const scriptStartTimeout = 20 * time.Second
