@@ -16,7 +16,7 @@ import (
 
 // Flask is Flask-Limiter 3.3.0 in Flask 2.2.2, one default limit of 30 per
 // 3 seconds keyed by the client's address, in its in-memory storage, with
-// the moving-window strategy its documentation recommends and its headers
+// its moving-window strategy (the default is fixed-window) and its headers
 // on (RATELIMIT_HEADERS_ENABLED; they are off by default). The moving
 // window is a sliding log of what it admitted: each admitted request counts
 // for 3 s after it; a refused one is not logged. It sends on every answer,
