@@ -41,12 +41,33 @@ func HAProxy() Server {
 		Quota:             Quota{Limit: defLimit, Window: defWindow},
 		CountsRefused:     true,
 		RefusesSteadyRate: true,
-		start:             startHAProxy,
+		start:             func() (*Instance, error) { return startHAProxy("") },
 	}
 }
 
+// HAProxyRemaining is [HAProxy] set up to tell what is left and nothing
+// else, as Bucket4j's filter does: its frequency counter, read after the
+// request was tracked, less from the limit,
+//
+//	http-request set-var(txn.rate) sc_http_req_rate(0)
+//	http-response set-header X-Rate-Limit-Remaining %[int(30),sub(txn.rate)]
+//
+// and X-Rate-Limit-Remaining: 0 on a 429. No limit, no reset, no window.
+func HAProxyRemaining() Server {
+	s := HAProxy()
+	s.Name, s.Headers = "haproxy-remaining", "X-Rate-Limit-Remaining only (30 less its request rate)"
+	s.start = func() (*Instance, error) { return startHAProxy(haproxyRemaining) }
+	return s
+}
+
+// haproxyRemaining is the frontend's part of HAProxyRemaining's setup.
+var haproxyRemaining = fmt.Sprintf(`	http-request set-var(txn.rate) sc_http_req_rate(0)
+	http-response set-header X-Rate-Limit-Remaining %%[int(%d),sub(txn.rate)]
+`, defLimit)
+
 // haproxyConf is the configuration: the port to listen on, the window in
-// milliseconds, the limit, and the backend's address.
+// milliseconds, the frontend's further rules, the limit, the deny's extra
+// arguments and the backend's address.
 const haproxyConf = `global
 	maxconn 4096
 defaults
@@ -59,13 +80,24 @@ frontend api
 	bind 127.0.0.1:%d
 	stick-table type ip size 100k expire 30s store http_req_rate(%dms)
 	http-request track-sc0 src
-	http-request deny deny_status 429 if { sc_http_req_rate(0) gt %d }
+%s	http-request deny deny_status 429 %sif { sc_http_req_rate(0) gt %d }
 	default_backend ok
 backend ok
 	server ok %s
 `
 
-func startHAProxy() (*Instance, error) {
+// denyArgs is what a 429 carries besides its status: what is left, 0, where
+// the answers tell it.
+func denyArgs(extra string) string {
+	if extra == "" {
+		return ""
+	}
+	return "hdr X-Rate-Limit-Remaining 0 "
+}
+
+// startHAProxy starts HAProxy with the further frontend rules extra ("":
+// none, a bare 429).
+func startHAProxy(extra string) (*Instance, error) {
 	bin, err := HAProxyPath()
 	if err != nil {
 		return nil, err
@@ -81,7 +113,7 @@ func startHAProxy() (*Instance, error) {
 	// haproxy binds it, so try a few.
 	var inst *Instance
 	for range 5 {
-		if inst, err = tryHAProxy(bin, dir, backend.Listener.Addr().String()); err == nil {
+		if inst, err = tryHAProxy(bin, dir, backend.Listener.Addr().String(), extra); err == nil {
 			break
 		}
 	}
@@ -103,13 +135,13 @@ func startHAProxy() (*Instance, error) {
 	return inst, nil
 }
 
-func tryHAProxy(bin, dir, backend string) (*Instance, error) {
+func tryHAProxy(bin, dir, backend, extra string) (*Instance, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	conf := filepath.Join(dir, "haproxy.cfg")
-	if err := os.WriteFile(conf, fmt.Appendf(nil, haproxyConf, port, defWindow.Milliseconds(), defLimit, backend), 0o644); err != nil {
+	if err := os.WriteFile(conf, fmt.Appendf(nil, haproxyConf, port, defWindow.Milliseconds(), extra, denyArgs(extra), defLimit, backend), 0o644); err != nil {
 		return nil, err
 	}
 	var out bytes.Buffer

@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// The servers that run as processes of their own (nginx, HAProxy, Node.js)
-// are started and stopped alike.
+// The servers that run as processes of their own (nginx, HAProxy, and the
+// Node.js and Python scripts of script.go) are started and stopped alike.
 
 // binary returns the server binary name: on PATH, else in /usr/sbin, where
 // Debian's package pkg puts it (root's PATH has it, a user's may not), or an
