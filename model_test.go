@@ -159,7 +159,18 @@ func TestModelMovingResetWithoutRefillIsACapToIt(t *testing.T) {
 	// Grown at this client's share of a refill that never came, the cap let
 	// a request go at 0 left: a 429 in every 3 s.
 	assert.Equal(t, 30.0, p.capSeq(secs(5.9)), "the cap does not grow")
-	assert.InDelta(t, 6.001*sec, float64(p.capEnd), 1e3, "it ends at the latest reset: cap end %v", time.Duration(p.capEnd))
+	// Spent after a window less a second, the time a sliding log gives its
+	// first request back: one probe a whole window after the first answer.
+	assert.InDelta(t, 3.002*sec, float64(p.capEnd), 1e3, "probed a window after its first answer: cap end %v", time.Duration(p.capEnd))
+	o := ans(31, 31, 3.002, 3.003, 30, 0, 5)
+	o.status = http.StatusTooManyRequests
+	p = m.observe(o)
+	require.True(t, m.holdsToReset, "refused: nothing comes back before the reset")
+	// The next window goes at once: held back, it only moves the reset on.
+	p = m.observe(ans(32, 32, 6.001, 6.002, 30, 29, 9))
+	assert.Equal(t, math.Inf(1), p.rate, "spent at once")
+	assert.GreaterOrEqual(t, p.burst, 29, "spent at once")
+	assert.Equal(t, 61.0, p.capSeq(secs(6.5)), "the cap holds the rest")
 
 	// A bucket that does refill shows it: more left than this client's
 	// spending explains, over a second.

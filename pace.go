@@ -165,6 +165,17 @@ func (m *model) spread(o observation, e instant, sl float64) {
 		m.setRate(math.Inf(1))
 		return
 	}
+	if m.holdsToReset && !m.refilled && o.resetOK {
+		// A server that gives nothing back before its reset, a reset that
+		// every admitted request moves on (gin-rate-limit): what is held
+		// back only puts the refill off. Spend what is left at once, as a
+		// fixed window's quota with PaceBurst; the cap holds the rest to
+		// the reset. (Paced at its steady rate, gin-rate-limit served 30
+		// per 5 s, 60–70% of its quota; at once, 30 per 3 s.)
+		m.plan.burst = int(min(math.Ceil(max(m.srvLimit, left, smallBurst)), math.MaxInt32))
+		m.setRate(math.Inf(1))
+		return
+	}
 	var r float64
 	if o.resetOK && e > o.arrived && left > 0 {
 		end := e
