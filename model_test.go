@@ -127,6 +127,20 @@ func TestModelRemainingOnlyBucketIsMeasured(t *testing.T) {
 	assert.InDelta(t, safety*m.avail/sec, p.capGrow, 1e-12, "the cap grows at the measured refill")
 }
 
+// Told the rate, a bucket gives back no faster than it: more back in a
+// second is a lump (a sliding log's give-back of what was sent a window
+// ago), and a cap grown at it runs ahead of the server.
+func TestModelToldRateBoundsAMeasuredRefill(t *testing.T) {
+	m := newModel(float64(10*time.Minute), PaceEven, 5)
+	m.observe(ans(1, 1, 0, 0.05, -1, 19, 0))
+	m.observe(ans(2, 20, 0.05, 0.1, -1, 18, 0))
+	m.observe(ans(20, 20, 0.1, 0.15, -1, 0, 0))
+	p := m.observe(ans(21, 21, 1.15, 1.2, -1, 9, 0)) // 10 came back in a second
+	require.True(t, m.bucket)
+	assert.Equal(t, 5.0, m.avail, "no more than the rate told")
+	assert.InDelta(t, safety*5/sec, p.capGrow, 1e-12)
+}
+
 // The same dialect on a fixed window of 30 per 3 s: the count comes back
 // whole at the turn. That is a new window, its length at most the time from
 // the last window's first answer, and the cap of a spent window ends there.

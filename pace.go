@@ -52,6 +52,13 @@ func (m *model) measureAvail(o observation, r float64) {
 		m.refilled = true
 	}
 	sample := max(back/dt, least)
+	if c := m.ceiling; c > 0 && !math.IsInf(c, 1) {
+		// Told the rate, more back than it is a lump, not a rate: a
+		// sliding log gives back what was sent a window ago, and a cap
+		// grown at 12.6/s from what Flask-Limiter's moving window of 10/s
+		// gave back drew a 429 and a whole-window Retry-After.
+		sample = min(sample, c)
+	}
 	if m.avail == 0 {
 		m.avail = sample
 	} else {
