@@ -131,8 +131,9 @@ type model struct {
 	// not show it alone: gin-rate-limit's moves on with every request, and
 	// gives nothing back until it has passed (see refills).
 	refilled bool
-	// holdsToReset: such a bucket refused a probe at its window's length
-	// after its first answer: it gives nothing back before its reset.
+	// holdsToReset: such a bucket refused a probe at (or a second short
+	// of) its window's length after its first answer: it gives nothing
+	// back before its reset, and its windows are spent at once (spread).
 	holdsToReset bool
 	// avail is the rate a bucket-like server's tokens come back at for this
 	// client: its refill less what other clients take, measured from
