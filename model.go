@@ -188,6 +188,7 @@ type model struct {
 	// the window's end within a slack of its own reset; the window's end is
 	// in all of those spans, so the soonest bounds the latest end.
 	winEnd instant
+	sends  sendLog // the send instants of the latest requests the server counted
 	jitter rand.PCG
 }
 
@@ -242,6 +243,9 @@ func (m *model) observe(o observation) plan {
 	}
 	if q.Window > 0 {
 		m.winLen, m.stated = float64(q.Window), true
+	}
+	if o.status < 400 {
+		m.sends.add(o.sent) // counted by the server
 	}
 	switch {
 	case q.Remaining >= 0:
@@ -512,6 +516,16 @@ func (m *model) remaining(o observation) {
 		if m.sliding() {
 			steady = min(steady, m.giveBack())
 			growFrom = m.nextTick(o)
+		}
+		if m.bucket && !m.fullAt && r < 1 {
+			// Nothing left, and the reset moves on with the clock: a
+			// token bucket's next token, or a sliding log's next request
+			// given back, which is this client's oldest request it still
+			// holds, a window after it went. Grown from this answer at
+			// the rate measured, Flask-Limiter's log told 10/s drew a
+			// 429 and a whole-window Retry-After in every run: it had
+			// been sent nothing a window before.
+			growFrom = max(growFrom, m.logReturn(o))
 		}
 		grow = max(safety*steady*m.ownShare(), 1/m.maxCooldown)
 	} else if eOK {

@@ -225,6 +225,15 @@ func TestModelMovingResetProbedWhenTheFirstComesBack(t *testing.T) {
 	m.observe(ans(31, 31, 3.004, 3.006, 30, 0, 7))
 	assert.True(t, m.refilled)
 
+	// Nothing left: the log gives back this client's oldest request it
+	// holds, a window after it went (4 s read from whole-second resets, a
+	// second less), not more at the rate measured from this answer on.
+	p = m.observe(ans(32, 32, 3.05, 3.052, 30, 0, 7))
+	require.True(t, m.refills())
+	assert.Equal(t, secs(3.102), p.capAt, "the request sent at 0.1 s, back at 3.1 s plus a latency")
+	assert.Equal(t, 32.0, p.capSeq(secs(3.1)))
+	assert.Greater(t, p.capSeq(secs(3.3)), 32.0)
+
 	// Refused: nothing comes back before the reset, and the caps end there
 	// from then on.
 	m = testModel()

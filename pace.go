@@ -335,3 +335,43 @@ func (m *model) nextTick(o observation) instant {
 	// MaxCooldown) says.
 	return min(max(m.winEnd.add(-s*k), o.arrived), o.arrived.add(s))
 }
+
+// A sendLog keeps the send instants of the latest requests a server
+// counted (answered, not refused), in no order: answers overtake one
+// another. It holds sendLogSize: of a larger window's requests only the
+// newest, so the oldest it holds is no older than the oldest counted.
+type sendLog struct {
+	at [sendLogSize]instant
+	n  int // how many were added, all told
+}
+
+const sendLogSize = 64
+
+func (l *sendLog) add(t instant) {
+	l.at[l.n%sendLogSize] = t
+	l.n++
+}
+
+// logReturn returns when a sliding log gives back the oldest request of
+// this client's that it still holds at o's arrival: a window after the
+// request went, plus a latency (it was counted on arrival). A window read
+// from whole-second resets may be up to a second long (Flask-Limiter's
+// reads 3 s as 4): a second less. o.arrived if none is held, or no window
+// is known: nothing to wait for.
+func (m *model) logReturn(o observation) instant {
+	w := m.winLen
+	if o.coarse {
+		w -= coarseSlack
+	}
+	lat := o.arrived.sub(o.sent)
+	next := never
+	for i := range min(m.sends.n, sendLogSize) {
+		if back := m.sends.at[i].add(w + lat); back > o.arrived {
+			next = min(next, back)
+		}
+	}
+	if w <= 0 || next == never {
+		return o.arrived
+	}
+	return next
+}
