@@ -340,8 +340,8 @@ func TestModelToldBucketSpendsItsIdleTokens(t *testing.T) {
 		p = m.observe(o)
 	}
 	require.True(t, m.bucket, "a reset that moves on with the clock inside one window is a bucket's")
-	assert.Equal(t, 7.0, p.spare, "told the rate, the 9 idle tokens beyond a reserve of 2 go at once")
-	assert.Equal(t, 7, p.burst)
+	assert.Equal(t, 8.0, p.spare, "told the rate, the 9 idle tokens beyond a reserve of 1 (a lone client) go at once")
+	assert.Equal(t, 8, p.burst)
 	assert.Equal(t, 10.0, p.rate, "the told rate, no safety share: the bucket refills at least that fast")
 }
 
@@ -359,7 +359,7 @@ func TestModelFullBucketSpendsItsIdleTokens(t *testing.T) {
 		p = m.observe(o)
 	}
 	require.True(t, m.bucket)
-	assert.InDelta(t, safety*10+7, p.rate, 1e-9, "the pace and the 7 beyond a reserve of 2 over a second")
+	assert.InDelta(t, safety*10+8, p.rate, 1e-9, "the pace and the 8 beyond a reserve of 1 (a lone client) over a second")
 }
 
 func TestModelSharedWindowKeepsBackTheRoundingSpread(t *testing.T) {
@@ -888,4 +888,22 @@ func TestModelSmallQuotaTellsTheShareSoon(t *testing.T) {
 	m.observe(ans(1, 1, 0, 0.001, 100, 99, 10))
 	m.observe(ans(2, 2, 0.01, 0.011, 100, 95, 10))
 	assert.Equal(t, 1.0, m.share, "4 counted of a limit of 100 tells nothing yet")
+}
+
+// A bucket whose reset moves on with the clock, measured to refill at
+// 10/s, with 4 left: a lone client spends all but one over a second (a
+// sliding log loses what is kept back), where clients that share it keep
+// back the reserve of a tenth of the limit.
+func TestModelMovingResetBucketKeepsOneBackAlone(t *testing.T) {
+	rate := func(share float64) float64 {
+		m := testModel()
+		m.kind, m.bucket, m.refilled = kindRefill, true, true
+		m.srvLimit, m.winLen, m.avail, m.share = 30, 3*sec, 10, share
+		m.plan = plan{capOn: true, capBase: 14, capEnd: never}
+		o := ans(10, 10, 1, 1.01, 30, 4, 4)
+		m.spread(o, o.reset, slack(o))
+		return m.plan.rate
+	}
+	assert.InDelta(t, safety*10+3, rate(1), 1e-9, "all but one of the 4 left")
+	assert.InDelta(t, safety*10+1, rate(0.4), 1e-9, "shared: 3 kept back, the rest spent at its part")
 }
