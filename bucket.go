@@ -179,6 +179,7 @@ func newBucket(c Config, epoch time.Time, now instant) *Bucket {
 		b.maxCooldown = float64(c.MaxCooldown)
 	}
 	b.model = newModel(b.maxCooldown, c.Pace, float64(limit))
+	b.model.pooled = c.Store != nil
 	// The jitter differs between processes (the creation time) and
 	// between the buckets of one Transport (the name); in a synctest
 	// bubble, whose clock starts at a fixed instant, it repeats.

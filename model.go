@@ -131,6 +131,9 @@ type model struct {
 	// not show it alone: gin-rate-limit's moves on with every request, and
 	// gives nothing back until it has passed (see refills).
 	refilled bool
+	// tokens: such a bucket gave back more, over a second, than a sliding
+	// log would have of this client's requests: it refills at a rate.
+	tokens bool
 	// holdsToReset: such a bucket refused a probe at (or a second short
 	// of) its window's length after its first answer: it gives nothing
 	// back before its reset, and its windows are spent at once (spread).
@@ -147,8 +150,14 @@ type model struct {
 	winE0OK      bool
 	crossings    int // new windows seen by causal answers
 	share        float64
-	ownAcc       float64 // own spending over causal pairs, decayed per window
-	spentAcc     float64 // the server's spending over the same pairs
+	// pooled: the processes on this quota share one bucket through a
+	// Store, which counts what all of them admit. The others' spending
+	// is then no reason for this process to take a share: the store's
+	// tokens and rate are the whole quota's, and a share would scale
+	// them down for every process at once.
+	pooled   bool
+	ownAcc   float64 // own spending over causal pairs, decayed per window
+	spentAcc float64 // the server's spending over the same pairs
 
 	// ref is the answer the cap was last set from: the reference for causal
 	// comparisons. ref.ok false: none yet.
@@ -422,7 +431,7 @@ func (m *model) remaining(o observation) {
 		if m.srvLimit > 0 {
 			enough = min(enough, max(3, m.srvLimit/4))
 		}
-		if f := (m.ownAcc + 1) / (m.spentAcc + 1); m.spentAcc >= enough {
+		if f := (m.ownAcc + 1) / (m.spentAcc + 1); m.spentAcc >= enough && !m.pooled {
 			// Enough counted to tell: others spend a tenth or more of what
 			// the server counts, and this client takes only its share
 			// (reordering alone stays within the tenth), or they do not.
@@ -517,11 +526,12 @@ func (m *model) remaining(o observation) {
 			steady = min(steady, m.giveBack())
 			growFrom = m.nextTick(o)
 		}
-		if m.bucket && !m.fullAt && r < 1 {
+		if m.bucket && !m.fullAt && !m.tokens && r < 1 {
 			// Nothing left, and the reset moves on with the clock: a
 			// token bucket's next token, or a sliding log's next request
 			// given back, which is this client's oldest request it still
-			// holds, a window after it went. Grown from this answer at
+			// holds, a window after it went, until the bucket gives back
+			// more than such a log would. Grown from this answer at
 			// the rate measured, Flask-Limiter's log told 10/s drew a
 			// 429 and a whole-window Retry-After in every run: it had
 			// been sent nothing a window before.

@@ -907,3 +907,57 @@ func TestModelMovingResetBucketKeepsOneBackAlone(t *testing.T) {
 	assert.InDelta(t, safety*10+3, rate(1), 1e-9, "all but one of the 4 left")
 	assert.InDelta(t, safety*10+1, rate(0.4), 1e-9, "shared: 3 kept back, the rest spent at its part")
 }
+
+// Processes that share one bucket through a Store: the store counts what
+// all of them admit, so the others' spending takes no share off this one
+// (a share scaled the store's rate and tokens down for all four processes
+// at once: 87–92% of the quota used in TestSharedAcrossProcesses).
+func TestModelPooledTakesNoShare(t *testing.T) {
+	for _, pooled := range []bool{false, true} {
+		m := testModel()
+		m.pooled = pooled
+		m.observe(ans(1, 1, 0, 0.01, 100, 99, 10))
+		// Each step this client sends 1 while the server counts 4.
+		for i := 1.0; i <= 20; i++ {
+			m.observe(ans(1+i, 1+i, 0.1*i, 0.1*i+0.01, 100, 99-4*i, 10))
+		}
+		if pooled {
+			assert.Equal(t, 1.0, m.share, "pooled")
+		} else {
+			assert.InDelta(t, 0.25, m.share, 0.05, "alone")
+		}
+	}
+}
+
+// A token bucket whose reset moves on with the clock (tollbooth's "1"),
+// drained by a burst: at nothing left, a sliding log would give nothing back
+// until a window after the burst, but this bucket gave back more than that
+// over a second, so its cap grows from the answer.
+func TestModelTokenBucketIsNoLog(t *testing.T) {
+	m := testModel()
+	at := 0.0
+	obs := func(seq, r float64) plan {
+		o := ans(seq, seq, at, at+0.001, 30, r, 0)
+		o.reset, o.resetOK, o.coarse = o.arrived.add(sec), true, true
+		return m.observe(o)
+	}
+	for k := 1.0; k <= 30; k++ { // 30 at once
+		obs(k, 30-k)
+		at += 0.01
+	}
+	m.winLen = 10 * sec           // read as 10 s: a log would hold the burst for 9
+	for k := 31.0; k <= 45; k++ { // 10/s come back while it is paced at 10/s
+		at += 0.1
+		p := obs(k, 0)
+		if m.refills() {
+			assert.Equal(t, secs(9.001), p.capAt, "until then, it may be a log: its cap grows from the burst's return")
+		}
+	}
+	at += 1.1
+	obs(46, 10) // 13 back since the first answer at 0 left, 1.3 s before
+	require.True(t, m.bucket && m.refilled)
+	assert.True(t, m.tokens, "more back than a log of this client's requests would give")
+	at += 0.01
+	p := obs(47, 0)
+	assert.Equal(t, secs(at+0.001), p.capAt, "the cap grows from the answer")
+}

@@ -51,6 +51,11 @@ func (m *model) measureAvail(o observation, r float64) {
 		// an answer overtaken on the way: the bucket refills.
 		m.refilled = true
 	}
+	if back >= 2+m.logReturns(ref.arrived, o) {
+		// More than a sliding log would have given back of this
+		// client's requests meanwhile: tokens come back at a rate.
+		m.tokens = true
+	}
 	sample := max(back/dt, least)
 	if c := m.ceiling; c > 0 && !math.IsInf(c, 1) {
 		// Told the rate, more back than it is a lump, not a rate: a
@@ -362,26 +367,54 @@ func (l *sendLog) add(t instant) {
 	l.n++
 }
 
-// logReturn returns when a sliding log gives back the oldest request of
-// this client's that it still holds at o's arrival: a window after the
-// request went, plus a latency (it was counted on arrival). A window read
-// from whole-second resets may be up to a second long (Flask-Limiter's
-// reads 3 s as 4): a second less. o.arrived if none is held, or no window
-// is known: nothing to wait for.
-func (m *model) logReturn(o observation) instant {
+// logHold is how long a sliding log holds a request of this client's, as
+// o reads: a window after the request went, plus a latency (it was counted
+// on arrival). A window read from whole-second resets may be up to a
+// second long (Flask-Limiter's reads 3 s as 4): a second less. At most 0:
+// no window known.
+func (m *model) logHold(o observation) float64 {
 	w := m.winLen
 	if o.coarse {
 		w -= coarseSlack
 	}
-	lat := o.arrived.sub(o.sent)
-	next := never
+	if w <= 0 {
+		return 0
+	}
+	return w + o.arrived.sub(o.sent)
+}
+
+// logReturn returns when a sliding log gives back the oldest request of
+// this client's that it still holds at o's arrival, no later than
+// MaxCooldown on. o.arrived if none is held, if the log of sends may have
+// lost the oldest (all it keeps are held), or if no window is known:
+// nothing to wait for.
+func (m *model) logReturn(o observation) instant {
+	hold := m.logHold(o)
+	next, held := never, 0
 	for i := range min(m.sends.n, sendLogSize) {
-		if back := m.sends.at[i].add(w + lat); back > o.arrived {
-			next = min(next, back)
+		if back := m.sends.at[i].add(hold); back > o.arrived {
+			next, held = min(next, back), held+1
 		}
 	}
-	if w <= 0 || next == never {
+	if hold <= 0 || next == never || held == sendLogSize {
 		return o.arrived
 	}
-	return next
+	return min(next, o.arrived.add(m.maxCooldown))
+}
+
+// logReturns counts the requests of this client's that a sliding log would
+// have given back after from and by o's arrival: at least that many, for
+// the log of sends keeps only the latest.
+func (m *model) logReturns(from instant, o observation) float64 {
+	hold := m.logHold(o)
+	if hold <= 0 {
+		return 0
+	}
+	n := 0.0
+	for i := range min(m.sends.n, sendLogSize) {
+		if back := m.sends.at[i].add(hold); back > from && back <= o.arrived {
+			n++
+		}
+	}
+	return n
 }
