@@ -527,6 +527,7 @@ func (m *model) remaining(o observation) {
 			steady = min(steady, m.giveBack())
 			growFrom = m.nextTick(o)
 		}
+		grow = max(safety*steady*m.ownShare(), 1/m.maxCooldown)
 		if m.bucket && !m.fullAt && !m.tokens && r < 1 {
 			// Nothing left, and the reset moves on with the clock: a
 			// token bucket's next token, or a sliding log's next request
@@ -535,10 +536,12 @@ func (m *model) remaining(o observation) {
 			// more than such a log would. Grown from this answer at
 			// the rate measured, Flask-Limiter's log told 10/s drew a
 			// 429 and a whole-window Retry-After in every run: it had
-			// been sent nothing a window before.
-			growFrom = max(growFrom, m.logReturn(o))
+			// been sent nothing a window before. The next request goes
+			// within MaxCooldown all the same (FuzzNeverStuck found a
+			// wait of twice that).
+			latest := o.arrived.add(m.maxCooldown - 1/grow)
+			growFrom = max(growFrom, min(m.logReturn(o), latest))
 		}
-		grow = max(safety*steady*m.ownShare(), 1/m.maxCooldown)
 	} else if eOK {
 		// The window ends in [e − slack, e + slack] for the reset e of
 		// each of its answers: real servers truncate (end after e) more

@@ -384,8 +384,8 @@ func (m *model) logHold(o observation) float64 {
 }
 
 // logReturn returns when a sliding log gives back the oldest request of
-// this client's that it still holds at o's arrival, no later than
-// MaxCooldown on. o.arrived if none is held, if the log of sends may have
+// this client's that it still holds at o's arrival. o.arrived if none is
+// held, if the log of sends may have
 // lost the oldest (all it keeps are held), or if no window is known:
 // nothing to wait for.
 func (m *model) logReturn(o observation) instant {
@@ -399,7 +399,7 @@ func (m *model) logReturn(o observation) instant {
 	if hold <= 0 || next == never || held == sendLogSize {
 		return o.arrived
 	}
-	return min(next, o.arrived.add(m.maxCooldown))
+	return next
 }
 
 // logReturns counts the requests of this client's that a sliding log would
