@@ -36,7 +36,7 @@ func GoLimiter() Server {
 		Headers:   "X-RateLimit-Limit/Remaining/Reset (RFC 1123 UTC date), Retry-After date on 429",
 		Quota:     Quota{Limit: defLimit, Window: defWindow},
 		start: func() (*Instance, error) {
-			store, err := memorystore.New(&memorystore.Config{Tokens: defLimit, Interval: defWindow})
+			store, err := memorystore.New(&memorystore.Config{Tokens: uint64(defLimit), Interval: defWindow})
 			if err != nil {
 				return nil, err
 			}

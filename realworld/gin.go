@@ -37,7 +37,7 @@ func Gin() Server {
 				gin.SetMode(gin.ReleaseMode)
 				r := gin.New()
 				r.Use(ginratelimit.RateLimiter(
-					ginratelimit.InMemoryStore(&ginratelimit.InMemoryOptions{Rate: defWindow, Limit: defLimit}),
+					ginratelimit.InMemoryStore(&ginratelimit.InMemoryOptions{Rate: defWindow, Limit: uint(defLimit)}),
 					&ginratelimit.Options{},
 				))
 				r.GET("/", gin.WrapH(ok))

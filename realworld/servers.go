@@ -107,11 +107,26 @@ func ServersNamed(names ...string) ([]Server, error) {
 	return out, nil
 }
 
-// The default quota of the servers that take one in any form: 30 per 3 s.
-const (
+// The quota of the servers that take one in any form: 30 per 3 s unless
+// SetQuota says otherwise. nginx and echo keep their own (10 r/s, bursts of
+// 5 and 20).
+var (
 	defLimit  = 30
 	defWindow = 3 * time.Second
 )
+
+// SetQuota sets the quota of the servers that take one (every server but
+// nginx's and echo's) to limit requests per window; tollbooth's bucket
+// refills at the same rate and holds a second of it. Call it before
+// [Servers]: a server started earlier keeps the quota it started with. The
+// window is a whole number of seconds, for servers that take it in seconds.
+func SetQuota(limit int, window time.Duration) error {
+	if limit < 1 || window < time.Second || window%time.Second != 0 {
+		return fmt.Errorf("realworld: quota %d per %v: want a limit of at least 1 per a whole number of seconds", limit, window)
+	}
+	defLimit, defWindow = limit, window
+	return nil
+}
 
 // okHandler answers 200 "ok", counting what it answers: the limiters in
 // front of it only call it for the requests they admit.
@@ -184,7 +199,8 @@ func Throttled() Server {
 }
 
 // Tollbooth is github.com/didip/tollbooth/v7: a token bucket per client IP
-// and path (x/time/rate underneath), 10/s with its default burst of 10. It
+// and path (x/time/rate underneath), at the quota's rate (10/s) with its
+// default burst, a second of it (10). It
 // cannot be told to send fewer headers; it sends on every answer
 //
 //	X-Rate-Limit-Limit: 10.00
@@ -196,12 +212,13 @@ func Throttled() Server {
 //
 // and no Retry-After. A refused request is not counted.
 func Tollbooth() Server {
-	const perSecond = defLimit / 3
+	perSecond := float64(defLimit) / defWindow.Seconds()
+	burst := max(1, int(perSecond)) // tollbooth's own
 	return Server{
 		Name:      "tollbooth",
 		Algorithm: "token bucket",
 		Headers:   "RateLimit-Limit/Remaining, RateLimit-Reset always 1, X-Rate-Limit-Limit/Duration",
-		Quota:     Quota{Limit: perSecond, Window: time.Second, Burst: perSecond},
+		Quota:     Quota{Limit: defLimit, Window: defWindow, Burst: burst},
 		start: func() (*Instance, error) {
 			return serve(func(ok http.Handler) (http.Handler, error) {
 				lmt := tollbooth.NewLimiter(perSecond, &tbl.ExpirableOptions{DefaultExpirationTTL: time.Hour})
@@ -268,7 +285,7 @@ func Ulule() Server {
 
 func ululeLimiter() *limiter.Limiter {
 	st := memory.NewStoreWithOptions(limiter.StoreOptions{Prefix: "realworld", CleanUpInterval: 0})
-	return limiter.New(st, limiter.Rate{Period: defWindow, Limit: defLimit})
+	return limiter.New(st, limiter.Rate{Period: defWindow, Limit: int64(defLimit)})
 }
 
 // UluleBare is [Ulule]'s limiter behind a handler of ours that sends no

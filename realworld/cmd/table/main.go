@@ -26,7 +26,13 @@ func main() {
 	headers := flag.Bool("headers", false, "print each server's first answer and first 429 instead")
 	parallel := flag.Int("p", 4, "how many servers run at once (0: all)")
 	only := flag.String("servers", "", "comma-separated names of the servers to run; all when empty")
+	limit := flag.Int("limit", 30, "the servers' quota: requests per -window (nginx and echo keep theirs)")
+	window := flag.Duration("window", 3*time.Second, "the period of -limit, whole seconds")
 	flag.Parse()
+	if err := realworld.SetQuota(*limit, *window); err != nil {
+		fmt.Fprintln(os.Stderr, "table:", err)
+		os.Exit(2)
+	}
 
 	servers := realworld.Servers()
 	if *only != "" {

@@ -29,7 +29,13 @@ func main() {
 	d := flag.Duration("d", 6*time.Second, "how long to send")
 	g := flag.Int("g", 16, "goroutines")
 	timeout := flag.Duration("timeout", 2*time.Second, "each request's deadline, as the table's runs have it (0: none)")
+	limit := flag.Int("limit", 30, "the servers' quota: requests per -window (nginx and echo keep theirs)")
+	window := flag.Duration("window", 3*time.Second, "the period of -limit, whole seconds")
 	flag.Parse()
+	if err := realworld.SetQuota(*limit, *window); err != nil {
+		fmt.Fprintln(os.Stderr, "trace:", err)
+		os.Exit(2)
+	}
 	if err := run(*name, *kind, *d, *g, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "trace:", err)
 		os.Exit(1)
