@@ -445,7 +445,7 @@ func (m *model) remaining(o observation) {
 	}
 	if m.bucket && causal {
 		m.measureAvail(o, r)
-	} else if newer && causal && m.kind == kindRefill {
+	} else if newer && causal && m.kind == kindRefill && !delayed(o) {
 		m.learnCadence(e.sub(prev.reset), sl)
 	}
 	switch {

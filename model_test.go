@@ -874,6 +874,20 @@ func TestModelSlidingWindowLengthFromItsCadence(t *testing.T) {
 	assert.Equal(t, float64(3*time.Second), m.winLen)
 }
 
+// nest's sliding log states its resets as whole seconds from now, each a
+// record's, counted from the request that opened it. The jump from the old
+// window's reset to the next one's holds the idle time before the probe
+// that opened it: no cadence (the 3 s log read as 3.16 s, paced at 9.0/s).
+func TestModelDelayedResetsTellNoCadence(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.01, 30, 20, 0.01+3))
+	m.observe(ans(2, 2, 0.5, 0.51, 30, 25, 0.51+3)) // more left for a later request
+	require.Equal(t, kindRefill, m.kind)
+	require.Equal(t, float64(3*time.Second), m.winLen)
+	m.observe(ans(3, 3, 3.67, 3.68, 30, 20, 3.68+3)) // the next window, its reset 3.17 s on
+	assert.Equal(t, float64(3*time.Second), m.winLen)
+}
+
 // Four clients on a quota of 10 per 2 s: each has 2.5 of a window, and 8
 // counted (the evidence a large quota needs) is most of a window: the four
 // had spent it by then (ulule, 10 per 2 s: 9 of 69 answers 429). A quarter
