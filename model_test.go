@@ -573,6 +573,34 @@ func TestModelFixedWindowProbedAtItsLatestEnd(t *testing.T) {
 	assert.InDelta(t, 10.01*sec, float64(p.capEnd), 1e6, "cap end %v", time.Duration(p.capEnd))
 }
 
+// fastify's fixed window of 5 per 1 s, its resets whole seconds from each
+// answer, rounded up ("1" on every answer). Held to the last answer's reset,
+// each window was probed most of a window late; a probe answered from a
+// full new window a few milliseconds after that reset shows that its
+// windows end by their resets, and from then on a spent window ends a
+// window after its first answer. A window born short there (a sliding
+// window's turn) shows nothing of the kind.
+func TestModelOneSecondWindowShownToEndByItsResets(t *testing.T) {
+	twoWindows := func(r float64) model {
+		m := testModel()
+		m.observe(ans(1, 1, 0, 0.01, 5, 4, 0.01+1))
+		m.observe(ans(5, 5, 0.43, 0.431, 5, 0, 0.431+1))
+		m.observe(ans(6, 6, 2.013, 2.015, 5, 4, 2.015+1)) // a second late: shows nothing
+		require.False(t, m.onTime)
+		p := m.observe(ans(10, 10, 2.646, 2.648, 5, 0, 2.648+1))
+		require.InDelta(t, 3.65*sec, float64(p.capEnd), 2e6, "cap end %v", time.Duration(p.capEnd))
+		m.observe(ans(11, 11, 3.649, 3.651, 5, r, 3.651+1)) // probed at the last reset
+		return m
+	}
+	m := twoWindows(4)
+	assert.True(t, m.onTime)
+	p := m.observe(ans(15, 15, 3.86, 3.862, 5, 0, 3.862+1))
+	assert.InDelta(t, 4.653*sec, float64(p.capEnd), 1e6, "cap end %v", time.Duration(p.capEnd))
+
+	m = twoWindows(1)
+	assert.False(t, m.onTime, "a window born short after the reset")
+}
+
 // A window's 429 whose Retry-After is its whole-second reset waits for the
 // reset's latest end: truncated with the reset, the Retry-After is up to a
 // second early (go-limiter sends its truncated reset as both).
