@@ -525,101 +525,11 @@ func (m *model) remaining(o observation) {
 		}
 		allowed = seq + math.Floor(sh*max(r-spread, 0)+m.uniform())
 	}
-	grow := 0.0
-	growFrom := o.arrived
-	end := never
+	grow, growFrom, end := 0.0, o.arrived, never
 	if m.refills() && m.steady() > 0 {
-		// The cap grows as the server refills, at least a request per
-		// MaxCooldown (a cap is a server-derived wait too); a refill of
-		// no rate known yet ends as a cap that does not grow. A sliding
-		// window refills no faster than its last window counted, and
-		// from its clock's next tick: fiber's, sent to at the steady rate
-		// by a lone client, serves 7.5 of its 10 a second, and a cap
-		// grown at 9.5 from each answer drew a 429 and a whole-window
-		// Retry-After in every other run.
-		steady := m.steady() / float64(time.Second)
-		if m.sliding() {
-			steady = min(steady, m.giveBack())
-			growFrom = m.nextTick(o)
-		}
-		grow = max(safety*steady*m.ownShare(), 1/m.maxCooldown)
-		if m.bucket && !m.fullAt && !m.tokens && r < 1 {
-			// Nothing left, and the reset moves on with the clock: a
-			// token bucket's next token, or a sliding log's next request
-			// given back, which is this client's oldest request it still
-			// holds, a window after it went, until the bucket gives back
-			// more than such a log would. Grown from this answer at
-			// the rate measured, Flask-Limiter's log told 10/s drew a
-			// 429 and a whole-window Retry-After in every run: it had
-			// been sent nothing a window before. The next request goes
-			// within MaxCooldown all the same (FuzzNeverStuck found a
-			// wait of twice that).
-			latest := o.arrived.add(m.maxCooldown - 1/grow)
-			growFrom = max(growFrom, min(m.logReturn(o), latest))
-		}
-	} else if eOK {
-		// The window ends in [e − slack, e + slack] for the reset e of
-		// each of its answers: real servers truncate (end after e) more
-		// often than they round up (end before e), and a probe too early
-		// is a 429. Probe at the latest end, the soonest e + slack, and at
-		// the soonest e once the server is a fixed window shown to end by
-		// its resets.
-		lat := o.arrived.sub(o.sent)
-		end = m.winEnd // the soonest reset of the window's answers
-		if (!m.onTime || m.kind == kindUnknown) && o.coarse {
-			// Until then the reset may be truncated, or a sliding window's
-			// turn, whose quota comes back gradually. Truncated, the
-			// soonest is the answer just after a whole second ticked
-			// over: less than a second before the end (fiber's first
-			// window was probed up to 1.8 s late, from its last answer's
-			// reset).
-			end = end.add(coarseSlack)
-		}
-		if m.bucket && !m.refilled && !m.holdsToReset && m.winLen > coarseSlack {
-			// A reset that moves on with every request is when the last
-			// one is given back: a sliding log (Flask-Limiter's moving
-			// window) gives back the first a window after it was counted,
-			// a second sooner than that window reads from whole-second
-			// resets. One probe there tells it from a server that gives
-			// nothing back before its reset (gin-rate-limit), which
-			// refuses it once. (Held to the reset, Flask-Limiter told its
-			// rate served 76 of 120 in 12 s.) A window spent after that
-			// instant is probed at its whole length after its first
-			// answer, when a log has given that request back for sure:
-			// held to the latest reset plus its slack, gin-rate-limit
-			// paced at its steady rate was never refused, so never shown
-			// to hold, and served 59–85 of 120 in 12 s.
-			if first := m.winT0.add(m.winLen - coarseSlack + lat); first > o.arrived {
-				end = min(end, first)
-			} else if whole := m.winT0.add(m.winLen + lat); whole > o.arrived {
-				end = min(end, whole)
-			}
-		}
-		if m.winLen > 0 && (m.stated || m.crossings > 0) {
-			// A window ends no later than its length after its first
-			// answer (that request was counted in it), once the server or
-			// a crossing has shown where windows start. A stated length
-			// is exact, and so that bound holds up to a slack before the
-			// reset: the reset was rounded up (express-rate-limit's, by up
-			// to a second, probed 0.2–0.9 s late at each window, which
-			// ticks from the first request after the last). An inferred
-			// one may be short where resets are truncated (a delta of
-			// 2.9 s reads 2): not before the reset, until the windows are
-			// shown to end by their resets.
-			wEnd := m.winT0.add(m.winLen)
-			if !m.stated && !m.onTime {
-				wEnd = max(wEnd, e)
-			}
-			if wEnd >= e.add(-sl) {
-				end = min(end, wEnd.add(lat))
-			}
-		}
-	} else if m.winLen > 0 && m.crossings > 0 {
-		end = m.winT0.add(min(m.winLen, m.maxCooldown)) // a turn seen: windows start there
-	} else if m.winLen > 0 {
-		end = o.arrived.add(min(m.winLen, m.maxCooldown))
+		grow, growFrom = m.capGrowth(o, r)
 	} else {
-		end = o.arrived.add(coarseSlack)
+		end = m.capEnd(o, sl)
 	}
 	switch {
 	case !hasRef || causal || newer || settled || !p.capOn || o.arrived >= p.capEnd:
