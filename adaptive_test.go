@@ -281,3 +281,33 @@ func TestColdStartHonoursMaxWait(t *testing.T) {
 		probe.Done(nil)
 	})
 }
+
+// A reset stated as a delta is anchored to the arrival as read, which may be
+// behind the bucket's clock by the time the answer takes the lock (another
+// caller read the clock later and got there first). It is whole seconds
+// from that reading, not from the clock: taken as exact, 3 s told 300 ms
+// apart moved the reset on by 300 ms, and a fixed window was taken for GCRA.
+func TestObserveDeltaResetReadBeforeTheLock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{})
+		time.Sleep(250 * time.Millisecond) // resets off the wall clock's whole second
+		first, err := b.Begin(t.Context())
+		require.NoError(t, err)
+		time.Sleep(time.Millisecond)
+		first.DoneQuota(http.StatusOK, quota(30, 29, 3*time.Second))
+
+		time.Sleep(300 * time.Millisecond)
+		f, err := b.Begin(t.Context())
+		require.NoError(t, err)
+		time.Sleep(10 * time.Millisecond)
+		read := b.now()
+		q := quota(30, 28, 3*time.Second) // the same window: 3 s, rounded, from the reading
+		time.Sleep(5 * time.Millisecond)
+		b.Tokens() // another caller reads the clock later and takes the lock first
+		f.doneAt(http.StatusOK, q, read)
+
+		assert.False(t, b.model.bucket, "a fixed window's whole-second resets are no bucket's")
+		assert.False(t, b.model.fullAt)
+		assert.Equal(t, kindUnknown, b.model.kind)
+	})
+}

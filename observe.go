@@ -139,6 +139,7 @@ func (b *Bucket) ObserveQuota(status int, q Quota) {
 func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 	defer b.emit()
 	b.mu.Lock()
+	read := now // the reading a reset stated as a delta was anchored to
 	now = b.ownAtLocked(now)
 	defer b.answered(f, status, &q, now, b.hold)
 	if strings.EqualFold(q.Unit, unitConcurrent) {
@@ -171,7 +172,13 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 	if status != 0 { // no response: nothing was learned
 		if !q.Reset.IsZero() {
 			o.reset, o.resetOK = b.at(q.Reset), true
-			o.coarse = q.Reset.Nanosecond() == 0 || wholeSeconds(o.reset.sub(now))
+			// Whole seconds, as an instant or as a delta from the
+			// arrival as read. Not from now: another caller may have
+			// read the clock later and taken the lock first, and a
+			// delta of 3 s then looked exact to the microsecond (fastify
+			// under a burst: its resets, taken as precise, moved 10 ms
+			// between two answers, and it was taken for GCRA).
+			o.coarse = q.Reset.Nanosecond() == 0 || wholeSeconds(o.reset.sub(read))
 		}
 		b.applyLocked(now, b.model.observe(o))
 	}
