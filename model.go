@@ -97,6 +97,15 @@ type observation struct {
 	reset    instant // q.Reset on the bucket's clock, if resetOK
 	resetOK  bool    // the answer stated a reset
 	coarse   bool    // the reset has whole-second resolution
+	// delayed: the reset was stated as whole seconds from the arrival (a
+	// delta), not as an instant: its jump from another window's reset is
+	// no cadence. Such a reset counts from the request that opened its
+	// window (a fixed window from the first request, a sliding log's
+	// record: nest's), so the jump holds the time between that request
+	// and the old window's end too, and whole seconds of rounding on
+	// either side. (nest's 3 s log read as 3.16 s from its first probe, a
+	// second late, and was paced at 9.0/s.)
+	delayed bool
 }
 
 // Server kinds, as far as the answers have shown.
@@ -446,7 +455,7 @@ func (m *model) remaining(o observation) {
 	}
 	if m.bucket && causal {
 		m.measureAvail(o, r)
-	} else if newer && causal && m.kind == kindRefill && !delayed(o) {
+	} else if newer && causal && m.kind == kindRefill && !o.delayed {
 		m.learnCadence(e.sub(prev.reset), sl)
 	}
 	switch {
@@ -475,7 +484,7 @@ func (m *model) remaining(o observation) {
 		// counted in it: this server's windows end after their resets (it
 		// truncates them).
 		m.onTime = false
-	case newer && causal && both && (o.arrived < prev.reset || delayed(o) && o.arrived.sub(prev.reset) < 2*o.arrived.sub(o.sent)+float64(10*time.Millisecond) && r+(o.seq-prev.seq) >= m.srvLimit-1):
+	case newer && causal && both && (o.arrived < prev.reset || o.delayed && o.arrived.sub(prev.reset) < 2*o.arrived.sub(o.sent)+float64(10*time.Millisecond) && r+(o.seq-prev.seq) >= m.srvLimit-1):
 		// Answered from a new window before the old one's reset: this
 		// server's windows end by their resets (it rounds them up, or
 		// states them exactly). Or just after it, a probe sent at it,

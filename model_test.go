@@ -25,6 +25,7 @@ func ans(seq, admitted, sent, arrived, l, r, reset float64) observation {
 		q: Quota{Limit: l, Remaining: r}}
 	if reset != 0 {
 		o.reset, o.resetOK, o.coarse = secs(reset), true, true
+		o.delayed = wholeSeconds(o.reset.sub(o.arrived)) // as Bucket.observe tells it
 	}
 	return o
 }
@@ -336,7 +337,7 @@ func TestModelToldBucketSpendsItsIdleTokens(t *testing.T) {
 	for i := range 20 {
 		at := float64(i) * 0.105
 		o := ans(float64(i+1), float64(i+1), at, at+0.001, 10, 9, 0)
-		o.reset, o.resetOK, o.coarse = o.arrived.add(sec), true, true // "1", anchored to the arrival
+		o.reset, o.resetOK, o.coarse, o.delayed = o.arrived.add(sec), true, true, true // "1", anchored to the arrival
 		p = m.observe(o)
 	}
 	require.True(t, m.bucket, "a reset that moves on with the clock inside one window is a bucket's")
@@ -355,7 +356,7 @@ func TestModelFullBucketSpendsItsIdleTokens(t *testing.T) {
 	for i := range 20 {
 		at := float64(i) * 0.105
 		o := ans(float64(i+1), float64(i+1), at, at+0.001, 10, 9, 0)
-		o.reset, o.resetOK, o.coarse = o.arrived.add(sec), true, true
+		o.reset, o.resetOK, o.coarse, o.delayed = o.arrived.add(sec), true, true, true
 		p = m.observe(o)
 	}
 	require.True(t, m.bucket)
@@ -980,7 +981,7 @@ func TestModelTokenBucketIsNoLog(t *testing.T) {
 	at := 0.0
 	obs := func(seq, r float64) plan {
 		o := ans(seq, seq, at, at+0.001, 30, r, 0)
-		o.reset, o.resetOK, o.coarse = o.arrived.add(sec), true, true
+		o.reset, o.resetOK, o.coarse, o.delayed = o.arrived.add(sec), true, true, true
 		return m.observe(o)
 	}
 	for k := 1.0; k <= 30; k++ { // 30 at once

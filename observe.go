@@ -178,7 +178,8 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 			// delta of 3 s then looked exact to the microsecond (fastify
 			// under a burst: its resets, taken as precise, moved 10 ms
 			// between two answers, and it was taken for GCRA).
-			o.coarse = q.Reset.Nanosecond() == 0 || wholeSeconds(o.reset.sub(read))
+			o.delayed = wholeSeconds(o.reset.sub(read))
+			o.coarse = q.Reset.Nanosecond() == 0 || o.delayed
 		}
 		b.applyLocked(now, b.model.observe(o))
 	}

@@ -148,18 +148,6 @@ func slack(o observation) float64 {
 	return s
 }
 
-// delayed reports whether o's reset was stated as whole seconds from now
-// (delta seconds, anchored to the arrival), not as an instant: its jump
-// from another window's reset is no cadence. Such a reset counts from the
-// request that opened its window (a fixed window from the first request, a
-// sliding log's record: nest's), so the jump holds the time between that
-// request and the old window's end too, and whole seconds of rounding on
-// either side. (nest's 3 s log read as 3.16 s from its first probe, a
-// second late, and was paced at 9.0/s.)
-func delayed(o observation) bool {
-	return o.resetOK && o.coarse && wholeSeconds(o.reset.sub(o.arrived))
-}
-
 // learnCadence corrects an inferred window by the jump between the resets
 // of two consecutive windows of a sliding window, whose windows follow one
 // another: the jump is the window's length. The largest reset − arrival
