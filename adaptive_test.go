@@ -311,3 +311,27 @@ func TestObserveDeltaResetReadBeforeTheLock(t *testing.T) {
 		assert.Equal(t, kindUnknown, b.model.kind)
 	})
 }
+
+// A caller of DoneQuota parses the answer at a reading of its own, before
+// the bucket reads its clock: a delta reset of whole seconds from the one
+// is a few microseconds off them from the other, and still a whole-second
+// reset.
+func TestDoneQuotaParsedBeforeTheBucketsReading(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{})
+		time.Sleep(250 * time.Millisecond) // resets off the wall clock's whole second
+		for i, left := range []float64{29, 28} {
+			f, err := b.Begin(t.Context())
+			require.NoError(t, err)
+			time.Sleep(10 * time.Millisecond)
+			q := quota(30, left, 3*time.Second) // parsed by the caller
+			time.Sleep(200 * time.Microsecond)
+			f.DoneQuota(http.StatusOK, q)
+			if i == 0 {
+				time.Sleep(300 * time.Millisecond)
+			}
+		}
+		assert.False(t, b.model.bucket, "a fixed window's whole-second resets are no bucket's")
+		assert.Equal(t, kindUnknown, b.model.kind)
+	})
+}

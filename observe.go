@@ -192,10 +192,16 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 }
 
 // wholeSeconds reports whether ns is a whole number of seconds, as a delta
-// the parser anchored to the arrival is.
+// the parser anchored to the arrival is, within a millisecond: a caller of
+// DoneQuota or ObserveQuota parsed the answer at a reading of its own,
+// before the bucket's. (A reset stated to the millisecond that falls
+// within one of whole seconds from the arrival is then taken for a
+// whole-second one: its end is held a second longer, once in a thousand
+// answers. The other way round, a whole-second reset taken as exact, a
+// fixed window was taken for GCRA.)
 func wholeSeconds(ns float64) bool {
 	frac := math.Mod(math.Abs(ns), float64(time.Second))
-	return frac < float64(time.Microsecond) || frac > float64(time.Second-time.Microsecond)
+	return frac < float64(time.Millisecond) || frac > float64(time.Second-time.Millisecond)
 }
 
 // applyLocked makes the gate enforce the model's plan. It requires the state

@@ -342,8 +342,8 @@ func (m *model) nextTick(o observation) instant {
 	}
 	s := float64(time.Second)
 	k := math.Floor(m.winEnd.sub(o.arrived) / s)
-	if d := o.reset.sub(o.arrived); wholeSeconds(d) {
-		k = math.Round(d/s) - 1
+	if o.delayed {
+		k = math.Round(o.reset.sub(o.arrived)/s) - 1
 	}
 	// The server read its clock before the answer arrived, so it ticks
 	// again within a second of that, whatever a reset far ahead (cut to
