@@ -303,7 +303,18 @@ func (m *model) observe(o observation) plan {
 		// that the rate is too high (echo's bucket after a hold, or a
 		// sliding counter's old count), so it backs off again, uncut.
 		m.cutOpen = m.cutOpen && m.ok-m.okAtCut < 2
-		m.setRate(m.cubic(o.arrived))
+		r := m.cubic(o.arrived)
+		if c := m.ceiling; c > 0 && !math.IsInf(c, 1) {
+			// Told the rate, and refused at it (probing starts at a
+			// 429): that rate is the server's edge, where a
+			// millisecond's jitter is a refusal (a sliding log sent to
+			// at exactly its rate). The curve stays a safety share
+			// under it. (Django REST framework's log of 30 per 3 s,
+			// told 10/s: a 429 and a second's Retry-After each time
+			// the curve came back to 10/s, 2 a run, 80% used.)
+			r = min(r, safety*c)
+		}
+		m.setRate(r)
 	} else if o.status < 400 {
 		m.backoffs, m.cutOpen, m.retriedEarly = 0, false, false
 	}

@@ -296,6 +296,31 @@ func TestModelFirstBare429StartsSlowNotAtACrawl(t *testing.T) {
 	assert.Greater(t, p.rate, 8*slowStartRate)
 }
 
+// Told 10/s by a server that states nothing, and refused at it: that rate
+// is the server's edge (Django REST framework's sliding log of 30 per 3 s
+// refuses the 31st request sent at exactly 10/s on a millisecond's jitter).
+// The climb back stays a safety share under it, however long no 429 comes.
+func TestModelToldRateRefusedStaysUnderIt(t *testing.T) {
+	m := newModel(float64(10*time.Minute), PaceEven, 10)
+	at := 0.0
+	for i := 1.0; i <= 30; i++ {
+		m.observe(ans(i, i, at, at+0.002, -1, -1, 0))
+		at += 0.1
+	}
+	o := ans(31, 31, at, at+0.002, -1, -1, 0)
+	o.status, o.q.RetryAfter = http.StatusTooManyRequests, time.Second
+	m.observe(o)
+	require.True(t, m.aimd)
+	at += 1
+	var p plan
+	for i := 32.0; i < 200; i++ {
+		p = m.observe(ans(i, i, at, at+0.002, -1, -1, 0))
+		require.LessOrEqual(t, p.rate, safety*10+1e-9, "at %.1f s", at)
+		at += 1 / p.rate
+	}
+	assert.InDelta(t, safety*10, p.rate, 1e-9, "back at the safety share of the told rate")
+}
+
 func TestModelRetryAfterTakesPrecedence(t *testing.T) {
 	m := testModel()
 	o := ans(3, 3, 0, 0.01, 30, 0, 8)
