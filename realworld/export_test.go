@@ -10,3 +10,6 @@ var StartNode = startNode
 
 // StartFlask starts python/flask_app.py with a quota and flags.
 var StartFlask = startFlask
+
+// StartDRF starts python/drf_app.py with a quota.
+var StartDRF = startDRF

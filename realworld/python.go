@@ -12,7 +12,8 @@ import (
 // script.go for what it shares with the Node.js servers) with Debian's
 // Python 3 and its packages: apt-get install python3-flask-limiter (3.3.0
 // in bookworm, with limits 2.8.0 and Flask 2.2.2). It serves on werkzeug's
-// threaded server, a thread per connection.
+// threaded server, a thread per connection. Django REST framework's runs
+// python/drf_app.py: apt-get install python3-djangorestframework.
 
 // Flask is Flask-Limiter 3.3.0 in Flask 2.2.2, one default limit of 30 per
 // 3 seconds keyed by the client's address, in its in-memory storage, with
@@ -64,10 +65,52 @@ func startFlask(limit int, window time.Duration, flags ...string) (*Instance, er
 	return startScript(py, dir, "flask_app.py", limit, window, flags...)
 }
 
-// flaskPython returns a Python 3 that imports flask_limiter, or an error
-// matching [ErrUnavailable]: Debian's /usr/bin/python3 first, where apt
-// installs it, then python3 on PATH.
-var flaskPython = sync.OnceValues(func() (string, error) {
+// DRF is Django REST framework 3.14's throttling in Django 3.2 (Debian
+// bookworm's python3-djangorestframework), run by python/drf_app.py: one
+// view with AnonRateThrottle's key, 30 per 3 s, in Django's local-memory
+// cache, served one request at a time. SimpleRateThrottle is a sliding log
+// of the requests it admitted. It states nothing on a 2xx; a 429 carries
+//
+//	Retry-After: 3   (until the log's oldest request leaves it, rounded up)
+//
+// and a JSON body.
+func DRF() Server {
+	return Server{
+		Name:      "drf",
+		Algorithm: "sliding log (SimpleRateThrottle)",
+		Headers:   "only Retry-After on 429 (s, rounded up: when the oldest logged request expires)",
+		Quota:     Quota{Limit: defLimit, Window: defWindow},
+		start:     func() (*Instance, error) { return startDRF(defLimit, defWindow) },
+	}
+}
+
+// startDRF runs python/drf_app.py with the given quota.
+func startDRF(limit int, window time.Duration) (*Instance, error) {
+	py, err := drfPython()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := scriptDir("python", "drf_app.py")
+	if err != nil {
+		return nil, err
+	}
+	return startScript(py, dir, "drf_app.py", limit, window)
+}
+
+// flaskPython and drfPython return a Python 3 that imports the server's
+// limiter, or an error matching [ErrUnavailable].
+var (
+	flaskPython = sync.OnceValues(func() (string, error) {
+		return pythonWith("flask_limiter", "python3-flask-limiter")
+	})
+	drfPython = sync.OnceValues(func() (string, error) {
+		return pythonWith("rest_framework", "python3-djangorestframework")
+	})
+)
+
+// pythonWith returns a Python 3 that imports module: Debian's
+// /usr/bin/python3 first, where apt installs package, then python3 on PATH.
+func pythonWith(module, pkg string) (string, error) {
 	candidates := []string{"/usr/bin/python3"}
 	if p, err := exec.LookPath("python3"); err == nil {
 		candidates = append(candidates, p)
@@ -76,9 +119,9 @@ var flaskPython = sync.OnceValues(func() (string, error) {
 		if _, err := os.Stat(py); err != nil {
 			continue
 		}
-		if exec.Command(py, "-c", "import flask_limiter").Run() == nil {
+		if exec.Command(py, "-c", "import "+module).Run() == nil {
 			return py, nil
 		}
 	}
-	return "", fmt.Errorf("%w: no python3 that imports flask_limiter (apt-get install python3-flask-limiter)", ErrUnavailable)
-})
+	return "", fmt.Errorf("%w: no python3 that imports %s (apt-get install %s)", ErrUnavailable, module, pkg)
+}

@@ -13,7 +13,7 @@ import (
 )
 
 // TestScriptExchange checks what Express's, ExpressDraft6's, Fastify's,
-// Flask's and Nest's godoc say they send, on a quota of 3 per minute so that
+// Flask's, DRF's and Nest's godoc say they send, on a quota of 3 per minute so that
 // one window holds the test, and that each instance counts what it admits,
 // before and after Close.
 func TestScriptExchange(t *testing.T) {
@@ -74,6 +74,12 @@ func TestScriptExchange(t *testing.T) {
 		{"flask without headers", func() (*realworld.Instance, error) { return realworld.StartFlask(3, time.Minute, "--headers", "off") },
 			func(n int) map[string]string {
 				return map[string]string{"X-RateLimit-Limit": ``, "X-RateLimit-Remaining": ``, "Retry-After": ``}
+			}},
+		{"drf", func() (*realworld.Instance, error) { return realworld.StartDRF(3, time.Minute) },
+			func(n int) map[string]string {
+				// Nothing on a 2xx; a 429's Retry-After is when the oldest
+				// logged request leaves the log, rounded up.
+				return map[string]string{"X-RateLimit-Limit": ``, "X-RateLimit-Remaining": ``, "RateLimit": ``, "Retry-After": retry(n)}
 			}},
 		{"nest", func() (*realworld.Instance, error) { return realworld.StartNode("nest.js", 3, time.Minute) },
 			func(n int) map[string]string {

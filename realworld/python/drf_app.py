@@ -1,0 +1,123 @@
+# Django REST framework's throttling in a Django application, for the
+# realworld tests (../python.go starts it), speaking the same protocol as
+# the other script servers (../script.go):
+#
+#   python3 drf_app.py [--limit 30] [--window-ms 3000] [--watch-stdin]
+#
+# One APIView with one throttle, a SimpleRateThrottle keyed by the client's
+# address (AnonRateThrottle's key) in Django's default cache (local memory).
+# DRF's rates are "N/s", "N/m", "N/h" or "N/d"; a window of other seconds
+# is set as users do, by overriding parse_rate. SimpleRateThrottle is a
+# sliding log of the requests it admitted (a refused one is not logged).
+# A 2xx says nothing of the quota; a 429 carries Retry-After: the wait until
+# the log's oldest request leaves it, rounded up (Throttled takes the
+# ceiling). GET / answers 200 "ok" to what the throttle admits; GET
+# /__admitted (not throttled) answers the count of those.
+#
+# It listens on 127.0.0.1, port 0, on wsgiref's server, one request at a
+# time (as a synchronous worker serves them: DRF's throttle reads and writes
+# its history without a lock, and threads would lose some of it), and prints
+# the port as the first line of stdout. SIGTERM or SIGINT stops it; with
+# --watch-stdin so does the end of stdin.
+
+import argparse
+import signal
+import sys
+import threading
+from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+import django
+from django.conf import settings
+
+
+def positive(s):
+    if not s.isdigit() or int(s) <= 0:
+        raise argparse.ArgumentTypeError(f"{s!r}: want a positive whole number")
+    return int(s)
+
+
+class QuietHandler(WSGIRequestHandler):
+    def log_message(self, *args):
+        pass  # no line per request
+
+
+def main():
+    p = argparse.ArgumentParser(prog="drf_app.py")
+    p.add_argument("--limit", type=positive, default=30)
+    p.add_argument("--window-ms", type=positive, default=3000)
+    p.add_argument("--watch-stdin", action="store_true")
+    args = p.parse_args()
+    if args.window_ms % 1000:
+        p.error("--window-ms: DRF's throttle rates are in whole seconds")
+
+    settings.configure(
+        DEBUG=False,
+        ALLOWED_HOSTS=["*"],
+        ROOT_URLCONF=__name__,
+        SECRET_KEY="realworld",
+        INSTALLED_APPS=["django.contrib.contenttypes", "django.contrib.auth", "rest_framework"],
+        MIDDLEWARE=[],
+        REST_FRAMEWORK={
+            "DEFAULT_AUTHENTICATION_CLASSES": [],
+            "DEFAULT_PERMISSION_CLASSES": [],
+            "UNAUTHENTICATED_USER": None,
+        },
+    )
+    django.setup()
+
+    from django.http import HttpResponse
+    from django.urls import path
+    from rest_framework.throttling import AnonRateThrottle
+    from rest_framework.views import APIView
+
+    limit, window = args.limit, args.window_ms // 1000
+
+    class Throttle(AnonRateThrottle):
+        rate = f"{limit}/{window}s"
+
+        def parse_rate(self, rate):
+            return limit, window
+
+    admitted = 0
+
+    class Root(APIView):
+        throttle_classes = [Throttle]
+
+        def get(self, request):
+            nonlocal admitted
+            admitted += 1
+            return HttpResponse("ok\n", content_type="text/plain")
+
+    def count(request):
+        return HttpResponse(f"{admitted}\n", content_type="text/plain")
+
+    global urlpatterns
+    urlpatterns = [path("", Root.as_view()), path("__admitted", count)]
+
+    from django.core.wsgi import get_wsgi_application
+
+    server = make_server("127.0.0.1", 0, get_wsgi_application(), handler_class=QuietHandler)
+    print(server.server_port, flush=True)
+
+    stopping = threading.Event()
+
+    def stop(*_):
+        if not stopping.is_set():
+            stopping.set()
+            # shutdown waits for serve_forever to return: not on its thread.
+            threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    if args.watch_stdin:
+        def watch():
+            sys.stdin.read()
+            stop()
+        threading.Thread(target=watch, daemon=True).start()
+    server.serve_forever()
+
+
+urlpatterns = []
+
+if __name__ == "__main__":
+    main()
