@@ -54,15 +54,7 @@ func FlaskBare() Server {
 // startFlask runs python/flask_app.py with the given quota and further
 // flags.
 func startFlask(limit int, window time.Duration, flags ...string) (*Instance, error) {
-	py, err := flaskPython()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := scriptDir("python", "flask_app.py")
-	if err != nil {
-		return nil, err
-	}
-	return startScript(py, dir, "flask_app.py", limit, window, flags...)
+	return startPython(flaskPython, "flask_app.py", limit, window, flags...)
 }
 
 // DRF is Django REST framework 3.14's throttling in Django 3.2 (Debian
@@ -86,15 +78,21 @@ func DRF() Server {
 
 // startDRF runs python/drf_app.py with the given quota.
 func startDRF(limit int, window time.Duration) (*Instance, error) {
-	py, err := drfPython()
+	return startPython(drfPython, "drf_app.py", limit, window)
+}
+
+// startPython runs the script python/<script> under the Python 3 that
+// python finds, with the given quota and further flags.
+func startPython(python func() (string, error), script string, limit int, window time.Duration, flags ...string) (*Instance, error) {
+	py, err := python()
 	if err != nil {
 		return nil, err
 	}
-	dir, err := scriptDir("python", "drf_app.py")
+	dir, err := scriptDir("python", script)
 	if err != nil {
 		return nil, err
 	}
-	return startScript(py, dir, "drf_app.py", limit, window)
+	return startScript(py, dir, script, limit, window, flags...)
 }
 
 // flaskPython and drfPython return a Python 3 that imports the server's

@@ -1,6 +1,7 @@
 # Django REST framework's throttling in a Django application, for the
 # realworld tests (../python.go starts it), speaking the same protocol as
-# the other script servers (../script.go):
+# the other script servers (../script.go), with serving.py's flags and
+# serving loop:
 #
 #   python3 drf_app.py [--limit 30] [--window-ms 3000] [--watch-stdin]
 #
@@ -20,20 +21,14 @@
 # the port as the first line of stdout. SIGTERM or SIGINT stops it; with
 # --watch-stdin so does the end of stdin.
 
-import argparse
-import signal
 import sys
-import threading
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import django
 from django.conf import settings
 
-
-def positive(s):
-    if not s.isdigit() or int(s) <= 0:
-        raise argparse.ArgumentTypeError(f"{s!r}: want a positive whole number")
-    return int(s)
+sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
+import serving  # noqa: E402 (after the line above)
 
 
 class QuietHandler(WSGIRequestHandler):
@@ -42,13 +37,7 @@ class QuietHandler(WSGIRequestHandler):
 
 
 def main():
-    p = argparse.ArgumentParser(prog="drf_app.py")
-    p.add_argument("--limit", type=positive, default=30)
-    p.add_argument("--window-ms", type=positive, default=3000)
-    p.add_argument("--watch-stdin", action="store_true")
-    args = p.parse_args()
-    if args.window_ms % 1000:
-        p.error("--window-ms: DRF's throttle rates are in whole seconds")
+    args = serving.parse(serving.parser("drf_app.py"))
 
     settings.configure(
         DEBUG=False,
@@ -73,7 +62,7 @@ def main():
     limit, window = args.limit, args.window_ms // 1000
 
     class Throttle(AnonRateThrottle):
-        rate = f"{limit}/{window}s"
+        rate = f"{limit}/{window}s"  # parse_rate reads it; only None would turn it off
 
         def parse_rate(self, rate):
             return limit, window
@@ -97,24 +86,7 @@ def main():
     from django.core.wsgi import get_wsgi_application
 
     server = make_server("127.0.0.1", 0, get_wsgi_application(), handler_class=QuietHandler)
-    print(server.server_port, flush=True)
-
-    stopping = threading.Event()
-
-    def stop(*_):
-        if not stopping.is_set():
-            stopping.set()
-            # shutdown waits for serve_forever to return: not on its thread.
-            threading.Thread(target=server.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    if args.watch_stdin:
-        def watch():
-            sys.stdin.read()
-            stop()
-        threading.Thread(target=watch, daemon=True).start()
-    server.serve_forever()
+    serving.serve(server, args.watch_stdin)
 
 
 urlpatterns = []

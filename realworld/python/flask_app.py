@@ -1,6 +1,6 @@
 # Flask-Limiter in a Flask application, for the realworld tests
 # (../python.go starts it), speaking the same protocol as the Node.js
-# servers (../node/common.js):
+# servers (../node/common.js), with serving.py's flags and serving loop:
 #
 #   python3 flask_app.py [--limit 30] [--window-ms 3000]
 #       [--strategy moving-window|fixed-window] [--headers on|off] [--watch-stdin]
@@ -17,9 +17,7 @@
 # the port as the first line of stdout. SIGTERM or SIGINT stops it; with
 # --watch-stdin so does the end of stdin.
 
-import argparse
 import logging
-import signal
 import sys
 import threading
 
@@ -28,23 +26,15 @@ from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from werkzeug.serving import make_server
 
-
-def positive(s):
-    if not s.isdigit() or int(s) <= 0:
-        raise argparse.ArgumentTypeError(f"{s!r}: want a positive whole number")
-    return int(s)
+sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
+import serving  # noqa: E402 (after the line above)
 
 
 def main():
-    p = argparse.ArgumentParser(prog="flask_app.py")
-    p.add_argument("--limit", type=positive, default=30)
-    p.add_argument("--window-ms", type=positive, default=3000)
+    p = serving.parser("flask_app.py")
     p.add_argument("--strategy", choices=["moving-window", "fixed-window"], default="moving-window")
     p.add_argument("--headers", choices=["on", "off"], default="on")
-    p.add_argument("--watch-stdin", action="store_true")
-    args = p.parse_args()
-    if args.window_ms % 1000:
-        p.error("--window-ms: Flask-Limiter's limits are in whole seconds")
+    args = serving.parse(p)
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
     app = Flask(__name__)
@@ -75,24 +65,7 @@ def main():
         return f"{n}\n", 200, {"Content-Type": "text/plain"}
 
     server = make_server("127.0.0.1", 0, app, threaded=True)
-    print(server.port, flush=True)
-
-    stopping = threading.Event()
-
-    def stop(*_):
-        if not stopping.is_set():
-            stopping.set()
-            # shutdown waits for serve_forever to return: not on its thread.
-            threading.Thread(target=server.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    if args.watch_stdin:
-        def watch():
-            sys.stdin.read()
-            stop()
-        threading.Thread(target=watch, daemon=True).start()
-    server.serve_forever()
+    serving.serve(server, args.watch_stdin)
 
 
 if __name__ == "__main__":
