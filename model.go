@@ -230,6 +230,10 @@ func newModel(maxCooldown float64, pace Pace, ceiling float64) model {
 	return m
 }
 
+// told reports whether the rate was configured (Config.Limit): a finite
+// ceiling, not learned and not unlimited.
+func (m *model) told() bool { return m.ceiling > 0 && !math.IsInf(m.ceiling, 1) }
+
 // uniform returns a number drawn uniformly from [0, 1).
 func (m *model) uniform() float64 { return float64(m.jitter.Uint64()>>11) / (1 << 53) }
 
@@ -304,7 +308,7 @@ func (m *model) observe(o observation) plan {
 		// sliding counter's old count), so it backs off again, uncut.
 		m.cutOpen = m.cutOpen && m.ok-m.okAtCut < 2
 		r := m.cubic(o.arrived)
-		if c := m.ceiling; c > 0 && !math.IsInf(c, 1) {
+		if m.told() {
 			// Told the rate, and refused at it (probing starts at a
 			// 429): that rate is the server's edge, where a
 			// millisecond's jitter is a refusal (a sliding log sent to
@@ -312,7 +316,7 @@ func (m *model) observe(o observation) plan {
 			// under it. (Django REST framework's log of 30 per 3 s,
 			// told 10/s: a 429 and a second's Retry-After each time
 			// the curve came back to 10/s, 2 a run, 80% used.)
-			r = min(r, safety*c)
+			r = min(r, safety*m.ceiling)
 		}
 		m.setRate(r)
 	} else if o.status < 400 {

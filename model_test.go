@@ -321,6 +321,47 @@ func TestModelToldRateRefusedStaysUnderIt(t *testing.T) {
 	assert.InDelta(t, safety*10, p.rate, 1e-9, "back at the safety share of the told rate")
 }
 
+func TestModelToldRateRefusedAtTheEdge(t *testing.T) {
+	// Told 10/s, paced at it, and refused by a window with no headers at
+	// its edge: the quota comes back within an interval, so no cut below
+	// the safety share and no half-second backoff.
+	m := newModel(float64(10*time.Minute), PaceEven, 10)
+	at := 0.0
+	for i := 1.0; i <= 30; i++ {
+		m.observe(ans(i, i, at, at+0.001, -1, -1, 0))
+		at += 0.1
+	}
+	o := ans(31, 31, at, at+0.001, -1, -1, 0)
+	o.status = http.StatusTooManyRequests
+	p := m.observe(o)
+	assert.InDelta(t, safety*10, p.rate, 1e-9, "the safety share at once, not a cut")
+	assert.Equal(t, 1, p.burst, "one at a time after the hold")
+	hold := (float64(p.hold) - (at+0.001)*sec) / sec
+	interval := 1 / (safety * 10)
+	assert.GreaterOrEqual(t, hold, 2*interval, "one interval for the refusal a server counted, one for the retry")
+	assert.LessOrEqual(t, hold, 4*interval)
+	at += hold
+	for i := 32.0; i < 60; i++ {
+		p = m.observe(ans(i, i, at, at+0.001, -1, -1, 0))
+		require.InDelta(t, safety*10, p.rate, 1e-9, "no dip after the hold, at %.2f s", at)
+		at += interval
+	}
+	// A second 429 under the told rate is no edge: the rate is cut.
+	o = ans(60, 60, at, at+0.001, -1, -1, 0)
+	o.status = http.StatusTooManyRequests
+	p = m.observe(o)
+	assert.Less(t, p.rate, 0.8*safety*10)
+	assert.GreaterOrEqual(t, (float64(p.hold)-(at+0.001)*sec)/sec, 0.75*minBackoff/sec)
+
+	// Nor is a 429 before the told rate was served: the server may serve
+	// less than it was told.
+	m = newModel(float64(10*time.Minute), PaceEven, 10)
+	o = ans(1, 1, 5, 5.001, -1, -1, 0)
+	o.status = http.StatusTooManyRequests
+	p = m.observe(o)
+	assert.Less(t, p.rate, 0.8*safety*10)
+}
+
 func TestModelRetryAfterTakesPrecedence(t *testing.T) {
 	m := testModel()
 	o := ans(3, 3, 0, 0.01, 30, 0, 8)

@@ -57,12 +57,12 @@ func (m *model) measureAvail(o observation, r float64) {
 		m.tokens = true
 	}
 	sample := max(back/dt, least)
-	if c := m.ceiling; c > 0 && !math.IsInf(c, 1) {
+	if m.told() {
 		// Told the rate, more back than it is a lump, not a rate: a
 		// sliding log gives back what was sent a window ago, and a cap
 		// grown at 12.6/s from what Flask-Limiter's moving window of 10/s
 		// gave back drew a 429 and a whole-window Retry-After.
-		sample = min(sample, c)
+		sample = min(sample, m.ceiling)
 	}
 	if m.avail == 0 {
 		m.avail = sample
@@ -240,7 +240,7 @@ func (m *model) spread(o observation, e instant, sl float64) {
 			// started with no burst and paced at 95% of its rate, stayed
 			// at 9 of 10 and used 88%; 98% with this.)
 			spare = max(left-reserve, 0)
-			if told := m.ceiling > 0 && !math.IsInf(m.ceiling, 1); !told {
+			if !m.told() {
 				r += spare
 			}
 		}
@@ -250,7 +250,7 @@ func (m *model) spread(o observation, e instant, sl float64) {
 		r = safety * steady * m.share
 		m.plan.burst = smallBurst
 	}
-	if c := m.ceiling; c > 0 && !math.IsInf(c, 1) && m.bucket {
+	if c := m.ceiling; m.told() && m.bucket {
 		// Told the rate, the gate paces at most at it. A bucket that
 		// refills at least that fast keeps it without a safety share (its
 		// counts cap what goes out), and its idle tokens go at once, as
