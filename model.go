@@ -196,6 +196,13 @@ type model struct {
 	// retriedEarly: the last refusal, from a sliding window, was retried
 	// before the end it was given (cooldown); a success clears it.
 	retriedEarly bool
+	// heldAsTold: the last hold ended when the server said (Retry-After),
+	// not when a backoff guessed or a reset was read.
+	heldAsTold bool
+	// measured: rmax is what the server served over a first hold whose end
+	// it gave, at a safety share: its quota over its window, as a told
+	// rate would be. The curve keeps to it for measuredRequests (cubic).
+	measured bool
 	// onTime: a new window answered before the old one's reset, and no
 	// answer since from the old window after it: windows end by their
 	// resets, and a probe may go at the reset rather than at its latest end.

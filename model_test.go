@@ -769,6 +769,53 @@ func TestModelFirstBurstIsMeasuredAtItsRecovery(t *testing.T) {
 	assert.InDelta(t, 30/3.2, p.rate, 1e-6, "with no latency")
 }
 
+// Django REST framework's log, 30 per 3 s, states nothing but a 429's
+// Retry-After: the first hold ends when the server said, so the first burst
+// over it is the window's quota over its length, the rate itself. The curve
+// keeps a safety share under it for measuredRequests; climbing after
+// cubicRequests, it drew a 429 (and a second's Retry-After) every 4 s.
+func TestModelRateMeasuredOverATimedHoldIsKept(t *testing.T) {
+	m := testModel()
+	seq := 0.0
+	send := func(at float64, status int, retryAfter time.Duration) plan {
+		seq++
+		o := ans(seq, seq, at, at+0.001, -1, -1, 0)
+		o.status, o.q.RetryAfter = status, retryAfter
+		return m.observe(o)
+	}
+	for range 30 {
+		send(0, http.StatusOK, 0)
+	}
+	p := send(0.002, http.StatusTooManyRequests, 3*time.Second)
+	at := p.hold.sub(secs(0)) / sec
+	p = send(at, http.StatusOK, 0)
+	rate := safety * 30 / at
+	assert.InDelta(t, rate, p.rate, 1e-6, "a safety share under the window's quota over its length")
+	assert.True(t, m.measured)
+	for range measuredRequests {
+		at += 1 / p.rate
+		p = send(at, http.StatusOK, 0)
+		require.InDelta(t, rate, p.rate, 1e-6, "kept at %.1f s", at)
+	}
+	for range 3 * cubicRequests {
+		at += 1 / p.rate
+		p = send(at, http.StatusOK, 0)
+	}
+	assert.Greater(t, p.rate, rate, "then probing past it")
+
+	// A 429 then cuts as ever, and what follows is measured anew.
+	p = send(at+0.1, http.StatusTooManyRequests, time.Second)
+	assert.Less(t, p.rate, rate)
+	assert.False(t, m.measured)
+
+	// A first hold that a backoff ended measures only a bound under the
+	// rate: the curve climbs past it at once.
+	m2, bare, _ := afterBurst(30)
+	p = bare(3.2, http.StatusOK)
+	assert.False(t, m2.measured)
+	assert.InDelta(t, 30/3.2, p.rate, 1e-6)
+}
+
 // The first hold of a server that sends no headers ends at a window's end
 // that nothing told: each backoff is half again the one before, with a
 // quarter's jitter, so once three probes were refused each wait is at most
