@@ -787,6 +787,7 @@ func TestModelRateMeasuredOverATimedHoldIsKept(t *testing.T) {
 		send(0, http.StatusOK, 0)
 	}
 	p := send(0.002, http.StatusTooManyRequests, 3*time.Second)
+	assert.Equal(t, 1, p.burst, "the probe at the hold's end, then the pace: nothing saved up over the hold")
 	at := p.hold.sub(secs(0)) / sec
 	p = send(at, http.StatusOK, 0)
 	rate := safety * 30 / at
@@ -807,6 +808,19 @@ func TestModelRateMeasuredOverATimedHoldIsKept(t *testing.T) {
 	p = send(at+0.1, http.StatusTooManyRequests, time.Second)
 	assert.Less(t, p.rate, rate)
 	assert.False(t, m.measured)
+
+	// One of four clients on that log, with 7 of the first 30: its part
+	// of the window's quota over the window, not a guess to double from.
+	m = testModel()
+	seq = 0
+	for range 7 {
+		send(0, http.StatusOK, 0)
+	}
+	p = send(0.002, http.StatusTooManyRequests, 3*time.Second)
+	at = p.hold.sub(secs(0)) / sec
+	p = send(at, http.StatusOK, 0)
+	assert.False(t, m.slowStart)
+	assert.InDelta(t, safety*7/at, p.rate, 1e-6)
 
 	// A first hold that a backoff ended measures only a bound under the
 	// rate: the curve climbs past it at once.
