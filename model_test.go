@@ -186,6 +186,23 @@ func TestModelMovingResetWithoutRefillIsACapToIt(t *testing.T) {
 	assert.Equal(t, math.Inf(1), p.rate, "spent at once")
 	assert.GreaterOrEqual(t, p.burst, 29, "spent at once")
 	assert.Equal(t, 61.0, p.capSeq(secs(6.5)), "the cap holds the rest")
+	assert.Zero(t, p.spare, "zero config, the rate is no limit: nothing to hand over")
+
+	// Told 10/s, the gate paces at most at it, and what it saved up over
+	// the hold is the burst before it: what is left goes at once all the
+	// same (each window at 10/s, 3 s, then 3 s to its refill: 74% used).
+	m = newModel(float64(10*time.Minute), PaceEven, 10)
+	for k := 1; k <= 30; k++ {
+		at := 0.1 * float64(k-1)
+		m.observe(ans(float64(k), float64(k), at, at+0.001, 30, float64(30-k), math.Floor(at)+3))
+	}
+	o = ans(31, 31, 3.002, 3.003, 30, 0, 5)
+	o.status = http.StatusTooManyRequests
+	m.observe(o)
+	require.True(t, m.holdsToReset)
+	p = m.observe(ans(32, 32, 6.001, 6.002, 30, 29, 9))
+	assert.Equal(t, 29.0, p.spare, "the 29 left, handed to the gate at once")
+	assert.GreaterOrEqual(t, p.burst, 29)
 
 	// A bucket that does refill shows it: more left than this client's
 	// spending explains, over a second.

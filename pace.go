@@ -186,6 +186,15 @@ func (m *model) spread(o observation, e instant, sl float64) {
 		// per 5 s, 60–70% of its quota; at once, 30 per 3 s.)
 		m.plan.burst = int(min(math.Ceil(max(m.srvLimit, left, smallBurst)), math.MaxInt32))
 		m.setRate(math.Inf(1))
+		if m.told() && left >= 1 {
+			// Told the rate, the gate paces at most at it, and over a
+			// hold it saved up only the burst of the pace before: what
+			// is left goes at once all the same, as the burst the server
+			// grants. (Told 10/s, each of gin-rate-limit's windows after
+			// a 429 went at 10/s, 3 s, and its refill came 3 s after
+			// that: 74–75% used.)
+			m.plan.spare = math.Floor(left)
+		}
 		return
 	}
 	var r float64
