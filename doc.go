@@ -84,7 +84,10 @@
 //     a time until its first 429 (or 64 answers, and then from the rate
 //     they were served at, doubling), then a 429 cuts the rate
 //     multiplicatively and successes grow it back along a cubic curve, as
-//     TCP CUBIC does.
+//     TCP CUBIC does. A first hold that the server timed (Retry-After)
+//     measures its rate, kept at 95% for a while before the curve climbs
+//     past it; told the Limit and refused at it, the rate stays at 95% of
+//     it.
 //
 // # The transport
 //
