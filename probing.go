@@ -220,7 +220,7 @@ func (m *model) cutRate(o observation) (edge bool) {
 		// fixed window from the first request whose end the pace reached
 		// a hair early. Its quota comes back within an interval, so the
 		// rate stays a safety share under the told one (observe), with
-		// no cut below it and a backoff of two intervals (cooldown). Cut
+		// no cut below it and a backoff of three intervals (cooldown). Cut
 		// by decrease and held half a second, the first 429 cost 5 to 8
 		// of 120 in 12 s (ulule-bare, counting-bare, flask-bare: 93% used).
 		// One at a time after the hold: a sliding counter that counted the
