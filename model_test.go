@@ -318,15 +318,7 @@ func TestModelFirstBare429StartsSlowNotAtACrawl(t *testing.T) {
 // refuses the 31st request sent at exactly 10/s on a millisecond's jitter).
 // The climb back stays a safety share under it, however long no 429 comes.
 func TestModelToldRateRefusedStaysUnderIt(t *testing.T) {
-	m := newModel(float64(10*time.Minute), PaceEven, 10)
-	at := 0.0
-	for i := 1.0; i <= 30; i++ {
-		m.observe(ans(i, i, at, at+0.002, -1, -1, 0))
-		at += 0.1
-	}
-	o := ans(31, 31, at, at+0.002, -1, -1, 0)
-	o.status, o.q.RetryAfter = http.StatusTooManyRequests, time.Second
-	m.observe(o)
+	m, at, _ := refusedAtToldRate(time.Second)
 	require.True(t, m.aimd)
 	at += 1
 	var p plan
@@ -338,19 +330,26 @@ func TestModelToldRateRefusedStaysUnderIt(t *testing.T) {
 	assert.InDelta(t, safety*10, p.rate, 1e-9, "back at the safety share of the told rate")
 }
 
-func TestModelToldRateRefusedAtTheEdge(t *testing.T) {
-	// Told 10/s, paced at it, and refused by a window with no headers at
-	// its edge: the quota comes back within an interval, so no cut below
-	// the safety share and no half-second backoff.
-	m := newModel(float64(10*time.Minute), PaceEven, 10)
-	at := 0.0
+// refusedAtToldRate is a model told 10/s that served 30 at that rate, one
+// every 0.1 s from 0, and then refused the 31st, sent at the instant it
+// returns, with the given Retry-After (0: none); answers take a millisecond.
+func refusedAtToldRate(retryAfter time.Duration) (m *model, at float64, p plan) {
+	mod := newModel(float64(10*time.Minute), PaceEven, 10)
+	m = &mod
 	for i := 1.0; i <= 30; i++ {
 		m.observe(ans(i, i, at, at+0.001, -1, -1, 0))
 		at += 0.1
 	}
 	o := ans(31, 31, at, at+0.001, -1, -1, 0)
-	o.status = http.StatusTooManyRequests
-	p := m.observe(o)
+	o.status, o.q.RetryAfter = http.StatusTooManyRequests, retryAfter
+	return m, at, m.observe(o)
+}
+
+func TestModelToldRateRefusedAtTheEdge(t *testing.T) {
+	// Told 10/s, paced at it, and refused by a window with no headers at
+	// its edge: the quota comes back within an interval, so no cut below
+	// the safety share and no half-second backoff.
+	m, at, p := refusedAtToldRate(0)
 	assert.InDelta(t, safety*10, p.rate, 1e-9, "the safety share at once, not a cut")
 	assert.Equal(t, 1, p.burst, "one at a time after the hold")
 	hold := (float64(p.hold) - (at+0.001)*sec) / sec
@@ -364,7 +363,7 @@ func TestModelToldRateRefusedAtTheEdge(t *testing.T) {
 		at += interval
 	}
 	// A second 429 under the told rate is no edge: the rate is cut.
-	o = ans(60, 60, at, at+0.001, -1, -1, 0)
+	o := ans(60, 60, at, at+0.001, -1, -1, 0)
 	o.status = http.StatusTooManyRequests
 	p = m.observe(o)
 	assert.Less(t, p.rate, 0.8*safety*10)
@@ -372,10 +371,10 @@ func TestModelToldRateRefusedAtTheEdge(t *testing.T) {
 
 	// Nor is a 429 before the told rate was served: the server may serve
 	// less than it was told.
-	m = newModel(float64(10*time.Minute), PaceEven, 10)
+	fresh := newModel(float64(10*time.Minute), PaceEven, 10)
 	o = ans(1, 1, 5, 5.001, -1, -1, 0)
 	o.status = http.StatusTooManyRequests
-	p = m.observe(o)
+	p = fresh.observe(o)
 	assert.Less(t, p.rate, 0.8*safety*10)
 }
 
