@@ -55,15 +55,18 @@ func HAProxy() Server {
 // and X-Rate-Limit-Remaining: 0 on a 429. No limit, no reset, no window.
 func HAProxyRemaining() Server {
 	s := HAProxy()
-	s.Name, s.Headers = "haproxy-remaining", "X-Rate-Limit-Remaining only (30 less its request rate)"
-	s.start = func() (*Instance, error) { return startHAProxy(haproxyRemaining) }
+	s.Name, s.Headers = "haproxy-remaining", "X-Rate-Limit-Remaining only (the limit less its request rate)"
+	s.start = func() (*Instance, error) { return startHAProxy(haproxyRemaining()) }
 	return s
 }
 
-// haproxyRemaining is the frontend's part of HAProxyRemaining's setup.
-var haproxyRemaining = fmt.Sprintf(`	http-request set-var(txn.rate) sc_http_req_rate(0)
+// haproxyRemaining is the frontend's part of HAProxyRemaining's setup, for
+// the quota SetQuota set last.
+func haproxyRemaining() string {
+	return fmt.Sprintf(`	http-request set-var(txn.rate) sc_http_req_rate(0)
 	http-response set-header X-Rate-Limit-Remaining %%[int(%d),sub(txn.rate)]
 `, defLimit)
+}
 
 // haproxyConf is the configuration: the port to listen on, the window in
 // milliseconds, the frontend's further rules, the limit, the deny's extra

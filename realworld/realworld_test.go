@@ -3,6 +3,8 @@ package realworld_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"sync"
 	"testing"
@@ -145,4 +147,24 @@ func TestTargetsCoverThrottleClients(t *testing.T) {
 			assert.True(t, ok, "TargetFor(%s, %s) has no target", s.Name, c)
 		}
 	}
+}
+
+// TestHAProxyRemainingStatesItsQuota: haproxy-remaining's header counts
+// down from the limit that SetQuota set, the one its deny rule enforces
+// (it stated 30 less the request rate whatever the limit, so runs with
+// -limit 20 were told 10 more than was left).
+func TestHAProxyRemainingStatesItsQuota(t *testing.T) {
+	require.NoError(t, realworld.SetQuota(20, 2*time.Second))
+	t.Cleanup(func() { require.NoError(t, realworld.SetQuota(30, 3*time.Second)) })
+	srvs, err := realworld.ServersNamed("haproxy-remaining")
+	require.NoError(t, err)
+	inst, err := srvs[0].Start()
+	requireAvailable(t, err)
+	defer inst.Close()
+	resp, err := http.Get(inst.URL)
+	require.NoError(t, err)
+	_, err = io.Copy(io.Discard, resp.Body)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	assert.Equal(t, "19", resp.Header.Get("X-Rate-Limit-Remaining"))
 }
