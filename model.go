@@ -148,6 +148,14 @@ type model struct {
 	// of) its window's length after its first answer: it gives nothing
 	// back before its reset, and its windows are spent at once (spread).
 	holdsToReset bool
+	// logWin bounds the window of such a bucket that has not shown that
+	// it refills at a rate, as a sliding log's (Flask-Limiter's moving
+	// window) would hold it, from what it gave back of this client's
+	// requests (logBound; ns, 0: none).
+	logWin float64
+	// winRead is the longest window read from whole-second resets,
+	// rounded up to its second (learnWindow): what logWin may shorten.
+	winRead float64
 	// avail is the rate a bucket-like server's tokens come back at for this
 	// client: its refill less what other clients take, measured from
 	// answers a second or more apart (tokens/s; 0: not measured yet).
@@ -448,6 +456,16 @@ func (m *model) remaining(o observation) {
 					perSec = min(perSec, m.ceiling)
 				}
 				refill = perSec * o.arrived.sub(prev.arrived) / float64(time.Second)
+				if m.mayBeLog() {
+					// A sliding log gives back what it counted a window
+					// before, not at its rate: this client's own
+					// requests, known, and the others' at their share
+					// of the rate. (At the whole rate, a lone client
+					// that had sent less a window before took the
+					// difference for others' spending: share 0.84 on
+					// Flask-Limiter's log, and a 429.)
+					refill = m.logReturns(prev.arrived, o) + (1-m.share)*refill
+				}
 			}
 			m.ownAcc += own
 			m.spentAcc += max(prev.remaining-r+refill, 0)
@@ -479,6 +497,9 @@ func (m *model) remaining(o observation) {
 		m.measureAvail(o, r)
 	} else if newer && causal && m.kind == kindRefill && !o.delayed {
 		m.learnCadence(e.sub(prev.reset), sl)
+	}
+	if m.mayBeLog() && !m.stated && o.status < 400 {
+		m.logBound(o, r)
 	}
 	switch {
 	case newer && causal:

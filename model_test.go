@@ -244,11 +244,12 @@ func TestModelMovingResetProbedWhenTheFirstComesBack(t *testing.T) {
 	assert.True(t, m.refilled)
 
 	// Nothing left: the log gives back this client's oldest request it
-	// holds, a window after it went (4 s read from whole-second resets, a
-	// second less), not more at the rate measured from this answer on.
+	// holds, a window after it went (3.006 s: the request sent at 0 s was
+	// given back by then), not more at the rate measured from this answer
+	// on.
 	p = m.observe(ans(32, 32, 3.05, 3.052, 30, 0, 7))
 	require.True(t, m.refills())
-	assert.Equal(t, secs(3.102), p.capAt, "the request sent at 0.1 s, back at 3.1 s plus a latency")
+	assert.Equal(t, secs(3.108), p.capAt, "the request sent at 0.1 s, back at 3.106 s plus a latency")
 	assert.Equal(t, 32.0, p.capSeq(secs(3.1)))
 	assert.Greater(t, p.capSeq(secs(3.3)), 32.0)
 
@@ -1146,4 +1147,67 @@ func TestModelTokenBucketIsNoLog(t *testing.T) {
 	at += 0.01
 	p := obs(47, 0)
 	assert.Equal(t, secs(at+0.001), p.capAt, "the cap grows from the answer")
+}
+
+// Flask-Limiter's moving window, a sliding log of 30 per 3 s, reads 3 s as
+// 4 from its resets (its Unix second plus one). What it gives back of this
+// client's requests places the window: told nothing left at 3.006 s, the
+// log held 30, so the 30 newest of this client's requests may still be in
+// it and the one before them, sent at 0 s, had been given back. The window
+// is at most 3.006 s (a later answer that places it less closely leaves
+// it), and the log is paced at its steady rate from there, not at the rate
+// its give-back echoes: that echoes this client's own pace of a window
+// before, which was 7.1/s while the window read 4 s.
+func TestModelSlidingLogWindowFromWhatItGaveBack(t *testing.T) {
+	m := testModel()
+	for k := 1; k <= 20; k++ { // 10/s for 2 s
+		at := 0.1 * float64(k-1)
+		m.observe(ans(float64(k), float64(k), at, at+0.002, 30, float64(30-k), math.Floor(at)+4))
+	}
+	for k := 21; k <= 30; k++ { // the rest at once
+		m.observe(ans(float64(k), 30, 2, 2.002+0.001*float64(k-20), 30, float64(30-k), 6))
+	}
+	require.Equal(t, 4*sec, m.winLen, "read from the resets")
+	m.observe(ans(31, 31, 3.004, 3.006, 30, 0, 7)) // admitted after nothing was left: given back
+	require.True(t, m.mayBeLog())
+	assert.InDelta(t, 3.006*sec, m.winLen, 1e3, "the request sent at 0 s was given back by 3.006 s")
+	p := m.observe(ans(32, 32, 3.194, 3.196, 30, 0, 7))
+	assert.InDelta(t, 3.006*sec, m.winLen, 1e3, "the request sent at 0.1 s was given back by 3.196 s: no closer")
+	assert.GreaterOrEqual(t, p.rate, safety*30/3.006, "paced at the log's steady rate")
+
+	// More than a second under what the resets read: no log as read.
+	m = testModel()
+	m.winLen, m.winRead, m.srvLimit, m.logWin = 4*sec, 4*sec, 30, 2.5*sec
+	m.fitLog()
+	assert.Equal(t, 4*sec, m.winLen)
+}
+
+// A sliding log gives back what it counted a window before: a lone client
+// that sent 5/s then and sends 10/s now sees 5/s come back, and what it is
+// told left falls by the difference. That is its own spending: counted as
+// refilled at the log's steady rate, the other 5/s read as others'
+// spending and its share fell to two thirds.
+func TestModelLogRefillIsWhatItCounted(t *testing.T) {
+	m := testModel()
+	m.kind, m.bucket, m.refilled = kindRefill, true, true
+	m.srvLimit, m.winLen, m.winRead, m.logWin, m.avail = 30, 3*sec, 3*sec, 3*sec, 5
+	var sent []float64
+	for at := 0.0; at < 2.9; at += 0.2 {
+		sent = append(sent, at)
+		m.sends.add(secs(at))
+	}
+	seq := float64(len(sent))
+	for at := 3.0; at < 5; at += 0.1 {
+		seq++
+		sent = append(sent, at)
+		held := 0.0
+		for _, s := range sent {
+			if s > at-3 {
+				held++
+			}
+		}
+		m.observe(ans(seq, seq, at, at+0.002, 30, 30-held, math.Floor(at)+4))
+	}
+	require.True(t, m.mayBeLog())
+	assert.Equal(t, 1.0, m.share)
 }
