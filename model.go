@@ -44,7 +44,10 @@ import (
 //     requests' worth has come back, not at the reset. A bucket (GCRA,
 //     token buckets): the reset moves before the old one could have
 //     passed, or moves on with the clock; its steady rate is measured from
-//     what it says is left and what this client took.
+//     what it says is left and what this client took. One whose reset moves
+//     on with the clock may be a sliding log, which gives back what it
+//     counted a window before: until it gives back more than that, it is
+//     paced at its steady rate, its window placed by what it gave back.
 //   - Other clients on the same quota (processes, tabs) show up as Remaining
 //     falling faster than this client spends. The model estimates its own
 //     share of the spending and scales what it takes by it, so that N
