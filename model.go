@@ -402,9 +402,15 @@ func (m *model) remaining(o observation) {
 			m.kind, m.bucket = kindRefill, true
 		case older && prev.reset.sub(o.sent) > sl:
 			m.kind = kindRefill // the reset came closer before the old one passed
-		case newer && prev.reset.sub(o.arrived) > sl:
+		case newer && prev.reset.sub(o.arrived) > sl && !m.mayBeLog():
 			// A new reset before the old one could have passed: the reset
-			// is when the server's bucket is full again (GCRA).
+			// is when the server's bucket is full again (GCRA). Not so
+			// where the reset moves on with the clock and the server
+			// gives back as a sliding log does: each request moves its
+			// reset on, whose whole second may read a second late
+			// (Flask-Limiter's, its second plus one, after a pause: read
+			// as GCRA in half the runs told its rate, each of which drew
+			// a 429 and a whole window's Retry-After, 90 of 120 served).
 			m.kind, m.fullAt, m.bucket = kindRefill, true, true
 		case newer && m.srvLimit > 0:
 			full := r+own >= m.srvLimit-1

@@ -1175,6 +1175,12 @@ func TestModelSlidingLogWindowFromWhatItGaveBack(t *testing.T) {
 	assert.InDelta(t, 3.006*sec, m.winLen, 1e3, "the request sent at 0.1 s was given back by 3.196 s: no closer")
 	assert.GreaterOrEqual(t, p.rate, safety*30/3.006, "paced at the log's steady rate")
 
+	// After a pause, the reset has moved on by two seconds while the old
+	// one, its second plus one, is still ahead: the log's, not a GCRA's.
+	m.observe(ans(33, 33, 5.5, 5.502, 30, 20, 9))
+	assert.False(t, m.fullAt, "not when the bucket is full again")
+	assert.True(t, m.mayBeLog())
+
 	// More than a second under what the resets read: no log as read.
 	m = testModel()
 	m.winLen, m.winRead, m.srvLimit, m.logWin = 4*sec, 4*sec, 30, 2.5*sec
