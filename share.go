@@ -1,0 +1,84 @@
+package throttle
+
+import "time"
+
+// countShare folds the causal pair prev → o (o told r left, own of this
+// client's requests admitted between the two sends) into the estimate of
+// this client's share of what the server counts: what it sent against what
+// the server counted, the server's refill added back, summed over a chain
+// of pairs and decayed at each new window. Part of the server model
+// (model.go): pure, no clock, no lock.
+func (m *model) countShare(o observation, prev answer, r, own float64, sameWin, newer bool) {
+	switch {
+	case m.sliding() && (sameWin || newer && o.arrived.sub(prev.arrived) < m.winLen):
+		// A sliding window gives back what its last window counted,
+		// spread over this one: not the limit rate, but what this
+		// window's first answer showed missing. Credited at the whole
+		// rate, a lone client that had sent half of it took the other
+		// half for the others' spending, paced at its share, and so got
+		// back less again (share 1 → 0.51 in 30 s at 5/s in the kit;
+		// fiber's sliding window, 0.39). Rises count too: they are
+		// the give-back.
+		if newer {
+			m.ownAcc, m.spentAcc = m.ownAcc/2, m.spentAcc/2
+		}
+		refill := m.giveBack() * o.arrived.sub(prev.arrived)
+		m.ownAcc += own
+		m.spentAcc = max(m.spentAcc+prev.remaining-r+refill, 0)
+	case sameWin && r <= prev.remaining+0.5:
+		// What the server counted between the two answers, against
+		// what this client sent between them. A pair alone is off by
+		// the requests that overtook each other on the way; summed
+		// over a chain of pairs those errors cancel. A refilling
+		// server adds back what it refilled meanwhile, at its whole
+		// rate: counted as spent, or the others' spending would show
+		// less than it is and this client's share more.
+		refill := 0.0
+		if m.refills() && m.srvLimit > 0 && m.winLen > 0 {
+			perSec := m.srvLimit / (m.winLen / float64(time.Second))
+			if !m.stated && m.ceiling > 0 {
+				// A window inferred from resets is the longest seen
+				// yet, so its refill is at most this. A rate told
+				// is the server's steady rate: the refill, however
+				// short a "seconds until full" reset made the window
+				// look (throttled's "1" near full).
+				perSec = min(perSec, m.ceiling)
+			}
+			refill = perSec * o.arrived.sub(prev.arrived) / float64(time.Second)
+			if m.mayBeLog() {
+				// A sliding log gives back what it counted a window
+				// before, not at its rate: this client's own
+				// requests, known, and the others' at their share
+				// of the rate. (At the whole rate, a lone client
+				// that had sent less a window before took the
+				// difference for others' spending: share 0.84 on
+				// Flask-Limiter's log, and a 429.)
+				refill = m.logReturns(prev.arrived, o) + (1-m.share)*refill
+			}
+		}
+		m.ownAcc += own
+		m.spentAcc += max(prev.remaining-r+refill, 0)
+	case newer && !m.bucket:
+		// A new window: decay what the last ones said of the share.
+		// (A bucket's reset moves on without one.)
+		m.ownAcc, m.spentAcc = m.ownAcc/2, m.spentAcc/2
+	}
+	// Enough is 8 counted, or a quarter of a small limit (at least 3):
+	// four clients on 10 per 2 s had each spent its 2.5 of the window
+	// before 8 were counted (ulule: 9 of 69 answers 429, 2 with a
+	// quarter; tollbooth 16-18 and 8; throttled 8 and 4).
+	enough := 8.0
+	if m.srvLimit > 0 {
+		enough = min(enough, max(3, m.srvLimit/4))
+	}
+	if f := (m.ownAcc + 1) / (m.spentAcc + 1); m.spentAcc >= enough && !m.pooled {
+		// Enough counted to tell: others spend a tenth or more of what
+		// the server counts, and this client takes only its share
+		// (reordering alone stays within the tenth), or they do not.
+		// Until the decayed sums say enough again, the share stays.
+		m.share = 1
+		if f < 0.9 {
+			m.share = max(f, minShare)
+		}
+	}
+}
