@@ -155,8 +155,8 @@ func (m *model) logBound(o observation, r float64) {
 	if held < 0 || held >= n {
 		return
 	}
-	sends := make([]instant, n)
-	copy(sends, m.sends.at[:n])
+	all := m.sends.at // a copy, on the stack: sorted, not the log itself
+	sends := all[:n]
 	slices.Sort(sends)
 	w := o.arrived.sub(sends[n-1-held]) // the newest of this client's given back
 	if m.logWin == 0 || w < m.logWin {
