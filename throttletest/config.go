@@ -135,6 +135,13 @@ const (
 	// Nearest rounds to the nearest value, halves up: the stated time is up
 	// to half a second early or late.
 	Nearest
+
+	// NextSecond states the second after the one a time falls in, as
+	// Flask-Limiter states its resets (int(reset) + 1): up to a second
+	// late, and a whole second late on a whole second. A delta is its
+	// whole seconds plus one (so a Retry-After is at least 1), a duration
+	// in milliseconds its whole milliseconds plus one.
+	NextSecond
 )
 
 // String returns the rounding's Go name, such as "RoundUp".
@@ -146,6 +153,8 @@ func (r Rounding) String() string {
 		return "Truncate"
 	case Nearest:
 		return "Nearest"
+	case NextSecond:
+		return "NextSecond"
 	}
 	return fmt.Sprintf("Rounding(%d)", int(r))
 }
@@ -339,10 +348,10 @@ type Config struct {
 	// request quota: a request must fit every one. The OpenAI dialect
 	// states a quota named "tokens", the Anthropic dialect those named
 	// "tokens", "input-tokens" and "output-tokens"; NewHandler panics on
-	// another name, and on SlidingWindow and LeakyBucket. With Tokens,
-	// every request's body is read as a chat request (see [TokenQuota])
-	// and, with no Config.Handler, answered with the dialect's chat
-	// response, its usage included.
+	// another name, and on SlidingWindow, LeakyBucket and SlidingLog.
+	// With Tokens, every request's body is read as a chat request (see
+	// [TokenQuota]) and, with no Config.Handler, answered with the
+	// dialect's chat response, its usage included.
 	Tokens []TokenQuota
 	// OutputShare is the share of a chat request's max_tokens its answer
 	// uses, rounded up. Zero, or outside (0, 1]: one half.

@@ -9,7 +9,8 @@ import (
 // integers, so that tests can assert exact values: time is counted in units
 // (1ns unless Limit×Window or Burst×Window would overflow an int64, then a
 // coarser power of ten), and elapsed times are offsets from the handler's
-// start. The windows live in window.go, the buckets in bucket.go.
+// start. The windows live in window.go, the buckets in bucket.go, the log
+// in log.go.
 //
 // counter is not safe for concurrent use; the Handler's mutex guards it.
 type counter struct {
@@ -30,6 +31,11 @@ type counter struct {
 	// limit from it.
 	debt int64
 	last int64 // time of the last refill
+
+	// SlidingLog: the times of the requests logged in the last window,
+	// oldest first, as of at (the last advance).
+	logged []int64
+	at     int64
 
 	counts Counts
 }
@@ -62,12 +68,15 @@ func newCounter(q Quota, offset time.Duration) *counter {
 // units converts an elapsed time to whole units, rounding down.
 func (c *counter) units(e time.Duration) int64 { return int64(e / c.unit) }
 
-// advance moves the counter to elapsed time e: it rolls the windows or
-// refills the bucket. e never decreases between calls.
+// advance moves the counter to elapsed time e: it rolls the windows,
+// refills the bucket or trims the log. e never decreases between calls.
 func (c *counter) advance(e time.Duration) {
-	if c.q.Algorithm.windowed() {
+	switch {
+	case c.q.Algorithm.windowed():
 		c.roll(c.units(e))
-	} else {
+	case c.q.Algorithm == SlidingLog:
+		c.trim(c.units(e))
+	default:
 		c.refill(c.units(e))
 	}
 }
@@ -81,6 +90,8 @@ func (c *counter) allows(e time.Duration) bool {
 		return c.curr < c.limit
 	case SlidingWindow:
 		return c.slidingAllows(now)
+	case SlidingLog:
+		return int64(len(c.logged)) < c.limit
 	default:
 		return c.bucketAllows()
 	}
@@ -88,9 +99,12 @@ func (c *counter) allows(e time.Duration) bool {
 
 // take counts one admitted request.
 func (c *counter) take() {
-	if c.q.Algorithm.windowed() {
+	switch {
+	case c.q.Algorithm.windowed():
 		c.curr++
-	} else {
+	case c.q.Algorithm == SlidingLog:
+		c.logged = append(c.logged, c.at)
+	default:
 		c.debt += c.w
 	}
 }
@@ -98,7 +112,11 @@ func (c *counter) take() {
 // refuse counts one refused request, if the quota counts refusals
 // (Quota.CountRefused).
 func (c *counter) refuse() {
-	if c.q.CountRefused {
+	switch {
+	case !c.q.CountRefused:
+	case c.q.Algorithm == SlidingLog:
+		c.logged = append(c.logged, c.at)
+	default:
 		c.curr++
 	}
 }
@@ -131,6 +149,8 @@ func (c *counter) report(e time.Duration) (remaining int64, reset, retry time.Du
 		remaining = c.limit - c.curr - share
 		reset = c.windowEnd()
 		retry = reset - e
+	case SlidingLog:
+		remaining, reset, retry = c.logReport(now)
 	default:
 		var resetUnits, retryUnits int64
 		remaining, resetUnits, retryUnits = c.bucketReport(now)

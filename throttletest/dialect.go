@@ -221,6 +221,8 @@ func (r Rounding) div(a, b int64) int64 {
 			q++
 		}
 		return q
+	case NextSecond:
+		return q + 1
 	}
 	if rem != 0 {
 		q++

@@ -70,7 +70,8 @@
 // time is never early), or truncated or to the nearest, as real servers
 // send them. The limit stated is Quota.Limit, except for GCRA and
 // LeakyBucket, which state their capacity, Quota.Burst. The reset is the end
-// of the current window, or for the buckets the time they will be full.
+// of the current window, for the buckets the time they will be full, and
+// for SlidingLog the time the log will be empty.
 //
 // A request refused by the quota gets 429 (or Config.RefuseStatus) with
 // Remaining 0 (or, refused by a token quota, what that quota has left). It
@@ -126,12 +127,14 @@
 // to that alone fails on real servers. These options model them:
 //
 //	Config.ResetRounding = Truncate   resets and Retry-After up to a second early
+//	Config.ResetRounding = NextSecond int(reset) + 1: up to a second late, a whole
+//	                                  second on a whole second
 //	Config.Phase                      windows that end at any sub-second instant
 //	Quota.Align = AlignClock          windows on the server's clock (Truncate(Window))
 //	Quota.Align = AlignFirstRequest   a window opens at the first request after
 //	                                  the last one ended: not contiguous
 //	Config.RetryAfterWindow           Retry-After is the whole window
-//	Quota.CountRefused                a sliding window that counts its refusals
+//	Quota.CountRefused                a sliding window or log that counts its refusals
 //	Quota.RoundEstimate               a sliding window that refuses just after its turn
 //	Config.ClockTick                  a server that reads a cached clock: a sliding
 //	                                  window gives back only as a second ticks
@@ -139,6 +142,8 @@
 //	Config.NoPolicy                   IETF without RateLimit-Policy: no stated window
 //	Algorithm GCRA, Quota.Burst       the reset is "until full"; limit is the burst
 //	Algorithm LeakyBucket             nginx limit_req: excess delayed or refused
+//	Algorithm SlidingLog              each request back a Window after it, one by
+//	                                  one; the reset moves on with every request
 //	Dialect DateReset                 dates in formats http.ParseTime does not read
 //	Config.Jitter, Config.Seed        answers in another order than sent
 //
@@ -156,6 +161,11 @@
 //	(sliding)         ClockTick 1 s, BareRefusals; IETF dialect with NoPolicy
 //	nginx limit_req   LeakyBucket with Burst = burst+1 (NoDelay for
 //	                  nodelay), None dialect, RefuseStatus 503 by default
+//	Flask-Limiter     SlidingLog, NextSecond, RetryAfterWindow;
+//	(moving window)   X-RateLimit-Reset in Unix seconds (GitHub dialect,
+//	                  though Flask-Limiter sends Retry-After on refusals)
+//	Django REST       SlidingLog, RetryAfterOnly: Retry-After on refusals,
+//	framework         rounded up, and no quota headers
 //
 // # Virtual time
 //

@@ -32,23 +32,27 @@ func FuzzCounter(f *testing.F) {
 	f.Add(byte(GCRA), byte(AlignStart), false, false, uint16(10), uint16(4), uint32(1000), uint32(0), []byte{0, 0, 0, 0, 0, 16, 0, 0, 255})
 	f.Add(byte(LeakyBucket), byte(AlignStart), false, false, uint16(2), uint16(3), uint32(1000), uint32(0), []byte{0, 0, 0, 0, 32, 96, 24})
 	f.Add(byte(LeakyBucket), byte(AlignStart), false, true, uint16(60), uint16(1), uint32(60000), uint32(0), []byte{0, 1, 1})
+	f.Add(byte(SlidingLog), byte(AlignStart), false, false, uint16(3), uint16(0), uint32(1000), uint32(0), []byte{0, 13, 13, 6, 32, 6, 26, 0, 0, 64})
+	f.Add(byte(SlidingLog), byte(AlignStart), true, false, uint16(2), uint16(0), uint32(1000), uint32(0), []byte{0, 0, 19, 19, 19, 6, 64})
 	// option is the algorithm's second option: RoundEstimate for a
-	// SlidingWindow, NoDelay for a LeakyBucket.
+	// SlidingWindow, NoDelay for a LeakyBucket. countRefused is
+	// CountRefused, for a SlidingWindow or a SlidingLog.
 	f.Fuzz(func(t *testing.T, alg, align byte, countRefused, option bool, limit, burst uint16, windowMs, offsetMs uint32, steps []byte) {
 		q := Quota{
 			Limit:     int(limit),
 			Window:    time.Duration(windowMs) * time.Millisecond,
-			Algorithm: Algorithm(alg % 5),
+			Algorithm: Algorithm(alg % 6),
 			Burst:     int(burst),
 		}
-		if q.Algorithm.windowed() {
+		if !q.Algorithm.bucket() {
 			q.Burst = 0
-			q.Align = Alignment(align % 3)
-			q.CountRefused = countRefused && q.Algorithm == SlidingWindow
-			q.RoundEstimate = option && q.Algorithm == SlidingWindow
-		} else {
-			q.NoDelay = option && q.Algorithm == LeakyBucket
 		}
+		if q.Algorithm.windowed() {
+			q.Align = Alignment(align % 3)
+		}
+		q.CountRefused = countRefused && (q.Algorithm == SlidingWindow || q.Algorithm == SlidingLog)
+		q.RoundEstimate = option && q.Algorithm == SlidingWindow
+		q.NoDelay = option && q.Algorithm == LeakyBucket
 		q = q.normalize()
 		offset := time.Duration(offsetMs) * time.Millisecond % q.Window
 		c := newCounter(q, offset)

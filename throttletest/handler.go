@@ -66,7 +66,7 @@ func NewHandler(c Config) *Handler {
 	switch {
 	case c.Dialect < GitHub || c.Dialect > Bucket4j:
 		panic(fmt.Sprintf("throttletest: unknown %v", c.Dialect))
-	case c.ResetRounding < RoundUp || c.ResetRounding > Nearest:
+	case c.ResetRounding < RoundUp || c.ResetRounding > NextSecond:
 		panic(fmt.Sprintf("throttletest: unknown %v", c.ResetRounding))
 	case c.DateFormat < IMFFixdate || c.DateFormat > RFC1123Z:
 		panic(fmt.Sprintf("throttletest: unknown %v", c.DateFormat))

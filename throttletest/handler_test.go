@@ -318,10 +318,14 @@ func TestNewHandlerPanics(t *testing.T) {
 		{"token quota the dialect cannot state", throttletest.Config{Tokens: []throttletest.TokenQuota{{Name: "tokens"}}}, `throttletest: token quota "tokens" in the GitHub dialect`},
 		{"input tokens in OpenAI", throttletest.Config{Dialect: throttletest.OpenAI, Tokens: []throttletest.TokenQuota{{Name: "input-tokens"}}}, `throttletest: token quota "input-tokens" in the OpenAI dialect`},
 		{"sliding token quota", throttletest.Config{Dialect: throttletest.Anthropic, Tokens: []throttletest.TokenQuota{{Name: "tokens", Quota: throttletest.Quota{Algorithm: throttletest.SlidingWindow}}}}, `throttletest: token quota "tokens" with SlidingWindow`},
-		{"ResetRounding", throttletest.Config{ResetRounding: 3}, "throttletest: unknown Rounding(3)"},
+		{"ResetRounding", throttletest.Config{ResetRounding: 4}, "throttletest: unknown Rounding(4)"},
 		{"DateFormat", throttletest.Config{DateFormat: -1}, "throttletest: unknown DateFormat(-1)"},
 		{"Align", throttletest.Config{Quota: throttletest.Quota{Align: 5}}, "throttletest: unknown Alignment(5)"},
 		{"Burst", throttletest.Config{Quota: throttletest.Quota{Burst: 2}}, "throttletest: Quota.Burst with FixedWindow, which has no burst"},
+		{"Burst of a log", throttletest.Config{Quota: throttletest.Quota{Algorithm: throttletest.SlidingLog, Burst: 2}}, "throttletest: Quota.Burst with SlidingLog, which has no burst"},
+		{"Align of a log", throttletest.Config{Quota: throttletest.Quota{Algorithm: throttletest.SlidingLog, Align: throttletest.AlignClock}}, "throttletest: Quota.Align with SlidingLog, which has no windows"},
+		{"RoundEstimate of a log", throttletest.Config{Quota: throttletest.Quota{Algorithm: throttletest.SlidingLog, RoundEstimate: true}}, "throttletest: Quota.RoundEstimate with SlidingLog, which has no estimate"},
+		{"log token quota", throttletest.Config{Dialect: throttletest.Anthropic, Tokens: []throttletest.TokenQuota{{Name: "tokens", Quota: throttletest.Quota{Algorithm: throttletest.SlidingLog}}}}, `throttletest: token quota "tokens" with SlidingLog`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

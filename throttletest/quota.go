@@ -67,6 +67,19 @@ const (
 	// limit_req_status says otherwise; set Config.RefuseStatus for 503).
 	// nginx counts in milliseconds; the Handler counts exactly.
 	LeakyBucket
+
+	// SlidingLog logs the time of every request it admits (and, with
+	// Quota.CountRefused, of every request it refuses) and admits one while
+	// fewer than Limit were logged in the last Window, as Flask-Limiter's
+	// moving window, Django REST framework's throttles and Redis
+	// sorted-set limiters do. A request comes back to the quota exactly a
+	// Window after it was logged, one by one, not at a window's turn.
+	// Remaining is Limit less what the last Window logged; the reset is
+	// when the log will be empty, a Window after its newest request (a
+	// Window from now when it is empty), so it moves on with every request,
+	// as Flask-Limiter states it; Retry-After is when the oldest request
+	// that keeps the log full leaves it.
+	SlidingLog
 )
 
 // String returns the algorithm's Go name, such as "FixedWindow".
@@ -82,12 +95,17 @@ func (a Algorithm) String() string {
 		return "GCRA"
 	case LeakyBucket:
 		return "LeakyBucket"
+	case SlidingLog:
+		return "SlidingLog"
 	}
 	return fmt.Sprintf("Algorithm(%d)", int(a))
 }
 
-// windowed reports whether a counts in windows rather than in a bucket.
+// windowed reports whether a counts in windows.
 func (a Algorithm) windowed() bool { return a == FixedWindow || a == SlidingWindow }
+
+// bucket reports whether a is one of the buckets, which have a burst.
+func (a Algorithm) bucket() bool { return a == TokenBucket || a == GCRA || a == LeakyBucket }
 
 // Alignment is where the windows of a FixedWindow or SlidingWindow [Quota]
 // begin.
@@ -146,19 +164,20 @@ type Quota struct {
 
 	// Burst is the capacity of TokenBucket, GCRA and LeakyBucket: the
 	// requests an idle bucket admits at once. Zero or negative: Limit. Above
-	// MaxLimit: MaxLimit. Windows have no burst: a positive Burst with
-	// FixedWindow or SlidingWindow makes NewHandler panic.
+	// MaxLimit: MaxLimit. Windows and logs have no burst: a positive Burst
+	// with FixedWindow, SlidingWindow or SlidingLog makes NewHandler panic.
 	Burst int
 
 	// Align is where the windows of FixedWindow and SlidingWindow begin.
-	// Zero: AlignStart. Buckets have no windows: another Align with them
-	// makes NewHandler panic.
+	// Zero: AlignStart. Buckets and logs have no windows: another Align
+	// with them makes NewHandler panic.
 	Align Alignment
 
-	// CountRefused makes the requests a SlidingWindow refuses count against
-	// the quota as well, as limiters that increment before they compare do
-	// (Redis INCR, then a check) and as sliding logs that log every request.
-	// The refusals weigh in the next window's estimate, so a client that
+	// CountRefused makes the requests a SlidingWindow or SlidingLog refuses
+	// count against the quota as well, as limiters that increment before
+	// they compare do (Redis INCR, then a check) and as sliding logs that
+	// log every request (ZADD, then ZCOUNT). The refusals weigh in the next
+	// window's estimate, or stay in the log for a Window, so a client that
 	// keeps sending while refused, even at the quota's own rate, stays
 	// refused until it pauses long enough for them to age out. With other
 	// algorithms it makes NewHandler panic: a full FixedWindow refuses
@@ -194,20 +213,19 @@ func (q Quota) normalize() Quota {
 		q.Window = DefaultWindow
 	}
 	switch q.Algorithm {
-	case FixedWindow, SlidingWindow, TokenBucket, GCRA, LeakyBucket:
+	case FixedWindow, SlidingWindow, TokenBucket, GCRA, LeakyBucket, SlidingLog:
 	default:
 		panic(fmt.Sprintf("throttletest: unknown %v", q.Algorithm))
 	}
 	if q.Align < AlignStart || q.Align > AlignFirstRequest {
 		panic(fmt.Sprintf("throttletest: unknown %v", q.Align))
 	}
-	windowed := q.Algorithm.windowed()
 	switch {
-	case windowed && q.Burst > 0:
+	case !q.Algorithm.bucket() && q.Burst > 0:
 		panic(fmt.Sprintf("throttletest: Quota.Burst with %v, which has no burst", q.Algorithm))
-	case !windowed && q.Align != AlignStart:
+	case !q.Algorithm.windowed() && q.Align != AlignStart:
 		panic(fmt.Sprintf("throttletest: Quota.Align with %v, which has no windows", q.Algorithm))
-	case q.CountRefused && q.Algorithm != SlidingWindow:
+	case q.CountRefused && q.Algorithm != SlidingWindow && q.Algorithm != SlidingLog:
 		panic(fmt.Sprintf("throttletest: Quota.CountRefused with %v, whose answers it would not change", q.Algorithm))
 	case q.RoundEstimate && q.Algorithm != SlidingWindow:
 		panic(fmt.Sprintf("throttletest: Quota.RoundEstimate with %v, which has no estimate", q.Algorithm))

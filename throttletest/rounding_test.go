@@ -19,23 +19,26 @@ func TestResetRounding(t *testing.T) {
 		dialect               throttletest.Dialect
 		header                string
 		up, truncate, nearest string
+		// next: NextSecond, the same as up between whole seconds (see
+		// TestNextSecondOnAWholeSecond).
+		next string
 	}{
-		{throttletest.GitHub, "X-RateLimit-Reset", "946684811", "946684810", "946684811"},
-		{throttletest.IETF, "RateLimit-Reset", "9", "8", "8"},
-		{throttletest.IETF, "Retry-After", "9", "8", "8"},
-		{throttletest.IETFStructured, "RateLimit", `"core";r=0;t=9`, `"core";r=0;t=8`, `"core";r=0;t=8`},
-		{throttletest.OpenAI, "X-Ratelimit-Reset-Requests", "8.301s", "8.3s", "8.301s"},
-		{throttletest.RetryAfterOnly, "Retry-After", "9", "8", "8"},
+		{throttletest.GitHub, "X-RateLimit-Reset", "946684811", "946684810", "946684811", "946684811"},
+		{throttletest.IETF, "RateLimit-Reset", "9", "8", "8", "9"},
+		{throttletest.IETF, "Retry-After", "9", "8", "8", "9"},
+		{throttletest.IETFStructured, "RateLimit", `"core";r=0;t=9`, `"core";r=0;t=8`, `"core";r=0;t=8`, `"core";r=0;t=9`},
+		{throttletest.OpenAI, "X-Ratelimit-Reset-Requests", "8.301s", "8.3s", "8.301s", "8.301s"},
+		{throttletest.RetryAfterOnly, "Retry-After", "9", "8", "8", "9"},
 		{throttletest.DateReset, "X-RateLimit-Reset",
-			"Sat, 01 Jan 2000 00:00:11 GMT", "Sat, 01 Jan 2000 00:00:10 GMT", "Sat, 01 Jan 2000 00:00:11 GMT"},
+			"Sat, 01 Jan 2000 00:00:11 GMT", "Sat, 01 Jan 2000 00:00:10 GMT", "Sat, 01 Jan 2000 00:00:11 GMT", "Sat, 01 Jan 2000 00:00:11 GMT"},
 		{throttletest.DateReset, "Retry-After",
-			"Sat, 01 Jan 2000 00:00:11 GMT", "Sat, 01 Jan 2000 00:00:10 GMT", "Sat, 01 Jan 2000 00:00:11 GMT"},
+			"Sat, 01 Jan 2000 00:00:11 GMT", "Sat, 01 Jan 2000 00:00:10 GMT", "Sat, 01 Jan 2000 00:00:11 GMT", "Sat, 01 Jan 2000 00:00:11 GMT"},
 	}
 	for _, tc := range cases {
 		for _, r := range []struct {
 			rounding throttletest.Rounding
 			want     string
-		}{{throttletest.RoundUp, tc.up}, {throttletest.Truncate, tc.truncate}, {throttletest.Nearest, tc.nearest}} {
+		}{{throttletest.RoundUp, tc.up}, {throttletest.Truncate, tc.truncate}, {throttletest.Nearest, tc.nearest}, {throttletest.NextSecond, tc.next}} {
 			t.Run(tc.dialect.String()+"/"+tc.header+"/"+r.rounding.String(), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					h := throttletest.NewHandler(throttletest.Config{
@@ -57,6 +60,39 @@ func TestResetRounding(t *testing.T) {
 	}
 }
 
+// TestNextSecondOnAWholeSecond: Flask-Limiter's int(reset) + 1 states a
+// reset that falls on a whole second a second late, where rounding up
+// states it as it is.
+func TestNextSecondOnAWholeSecond(t *testing.T) {
+	for _, r := range []struct {
+		rounding     throttletest.Rounding
+		reset, retry string
+	}{{throttletest.RoundUp, "946684810", "10"}, {throttletest.NextSecond, "946684811", "11"}} {
+		t.Run(r.rounding.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := throttletest.NewHandler(throttletest.Config{
+					Quota:         throttletest.Quota{Limit: 1, Window: 10 * time.Second},
+					Dialect:       throttletest.GitHub,
+					ResetRounding: r.rounding,
+				})
+				time.Sleep(2 * time.Second)
+				resp, _ := get(t, h, "/")
+				require.Equal(t, http.StatusOK, resp.StatusCode)
+				assert.Equal(t, r.reset, resp.Header.Get("X-RateLimit-Reset"), "the window ends at 10 s")
+				h = throttletest.NewHandler(throttletest.Config{
+					Quota:         throttletest.Quota{Limit: 1, Window: 10 * time.Second},
+					Dialect:       throttletest.RetryAfterOnly,
+					ResetRounding: r.rounding,
+				})
+				get(t, h, "/")
+				resp, _ = get(t, h, "/")
+				require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+				assert.Equal(t, r.retry, resp.Header.Get("Retry-After"), "a whole window to its end")
+			})
+		})
+	}
+}
+
 // TestRetryAfter checks Retry-After in seconds under each rounding, and
 // Config.RetryAfterWindow. The quota is 1 per 1.5s; the refused request
 // comes 1.2s into the window, 0.3s before its end.
@@ -71,10 +107,12 @@ func TestRetryAfter(t *testing.T) {
 		{throttletest.RoundUp, false, throttletest.FixedWindow, "1"},
 		{throttletest.Truncate, false, throttletest.FixedWindow, "0"},
 		{throttletest.Nearest, false, throttletest.FixedWindow, "0"},
+		{throttletest.NextSecond, false, throttletest.FixedWindow, "1"},
 		// httprate's int(window.Seconds()): 1.5s → 1.
 		{throttletest.RoundUp, true, throttletest.FixedWindow, "2"},
 		{throttletest.Truncate, true, throttletest.FixedWindow, "1"},
 		{throttletest.Nearest, true, throttletest.FixedWindow, "2"},
+		{throttletest.NextSecond, true, throttletest.FixedWindow, "2"},
 		// A bucket's window is the time to refill Limit.
 		{throttletest.Truncate, true, throttletest.TokenBucket, "1"},
 	}

@@ -141,7 +141,7 @@ func newTokenCounters(c Config, boundary func(Quota) time.Duration) []*tokenCoun
 			panic(fmt.Sprintf("throttletest: token quota %q in the %v dialect", tq.Name, c.Dialect))
 		}
 		q := tq.Quota.normalize()
-		if q.Algorithm == SlidingWindow || q.Algorithm == LeakyBucket {
+		if q.Algorithm == SlidingWindow || q.Algorithm == LeakyBucket || q.Algorithm == SlidingLog {
 			panic(fmt.Sprintf("throttletest: token quota %q with %v", tq.Name, q.Algorithm))
 		}
 		tcs = append(tcs, &tokenCounter{name: tq.Name, counter: newCounter(q, boundary(q))})
