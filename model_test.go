@@ -821,8 +821,24 @@ func TestModelRateMeasuredOverATimedHoldIsKept(t *testing.T) {
 	}
 	assert.Greater(t, p.rate, rate, "then probing past it")
 
-	// A 429 then cuts as ever, and what follows is measured anew.
-	p = send(at+0.1, http.StatusTooManyRequests, time.Second)
+	// A 429 there says the measured rate was the server's: back to it,
+	// not cut below it (cut, the log drew a 429 every 5 s, each followed
+	// by a climb back from 70%), and on it for measuredRequests again.
+	at += 0.1
+	p = send(at, http.StatusTooManyRequests, time.Second)
+	assert.InDelta(t, rate, p.rate, 1e-6, "back to the measured rate")
+	assert.True(t, m.measured)
+	at = p.hold.sub(secs(0)) / sec
+	for range measuredRequests {
+		p = send(at, http.StatusOK, 0)
+		require.InDelta(t, rate, p.rate, 1e-6, "kept at %.1f s", at)
+		at += 1 / p.rate
+	}
+
+	// A 429 on it, not past it: the server serves less than was measured
+	// (others came to share it), and the rate is cut as ever and measured
+	// anew.
+	p = send(at, http.StatusTooManyRequests, time.Second)
 	assert.Less(t, p.rate, rate)
 	assert.False(t, m.measured)
 

@@ -266,6 +266,52 @@ func TestScenariosWithoutQuotaHeaders(t *testing.T) {
 	}
 }
 
+// TestScenarioSlidingLog: sliding logs, 30 per 3 s, answers 2–5 ms late in
+// shuffled orders. Flask-Limiter's moving window states a reset that moves
+// on with every request, a second late (int(reset) + 1), and a whole
+// window's Retry-After; Django REST framework's log states nothing but
+// Retry-After, rounded up; a bare log, nothing at all. The real servers
+// gave, in the loopback table: flask 94% zero config and 100% told;
+// Django REST framework 96% over 12 s and, climbing past its measured rate
+// and cut each time, 84–86% over 30 s (92% since, realworld/cmd/trace).
+func TestScenarioSlidingLog(t *testing.T) {
+	logQuota := throttletest.Quota{Limit: 30, Window: 3 * time.Second, Algorithm: throttletest.SlidingLog}
+	flask := throttletest.Config{Quota: logQuota, Dialect: throttletest.GitHub, ResetRounding: throttletest.NextSecond,
+		RetryAfterWindow: true, Latency: 2 * time.Millisecond, Jitter: 3 * time.Millisecond}
+	drf := throttletest.Config{Quota: logQuota, Dialect: throttletest.RetryAfterOnly,
+		Latency: 2 * time.Millisecond, Jitter: 3 * time.Millisecond}
+	bare := drf
+	bare.Dialect = throttletest.None
+	told := Config{Limit: 10}
+	for _, c := range []struct {
+		name       string
+		server     throttletest.Config
+		bucket     Config
+		windows    int
+		used, refd float64 // at least, at most
+	}{
+		{"flask", flask, Config{}, 4, 0.90, 0.01},
+		{"flask/told", flask, told, 4, 0.95, 0},
+		{"drf", drf, Config{}, 12, 0.85, 0.02},
+		{"drf/told", drf, told, 12, 0.95, 0},
+		{"bare/told", bare, told, 12, 0.95, 0},
+		// The target for a server that states nothing is 85%; the first
+		// window's end, found by backoffs a second late, and the rate
+		// measured over it keep this one under: 76% over 12 s, 83% over
+		// 36 s (the loopback table's flask-bare: 82%).
+		{"bare", bare, Config{}, 12, 0.80, 0.05},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				o := scenario{name: c.name, server: c.server, bucket: c.bucket, windows: c.windows}.run(t)
+				t.Log(o)
+				assert.GreaterOrEqual(t, o.used, c.used, "share of the quota used")
+				assert.LessOrEqual(t, o.refusedShare(), c.refd, "share of requests refused")
+			})
+		})
+	}
+}
+
 // TestScenarioDelayedExcess: nginx's limit_req without nodelay, which sends
 // nothing and delays the excess to its rate rather than refusing it, only
 // refusing what would overflow its burst. One request at a time it never
