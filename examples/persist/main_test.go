@@ -17,7 +17,10 @@ func TestMain(m *testing.M) {
 
 func TestRunResumes(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state.json")
-	args := []string{"-state", state, "-limit", "20", "-burst", "3", "-calls", "3", "-runs", "2"}
+	// At 2/s the bucket refills in 1.5 s: a stall that long between the
+	// first run's calls and its save would be needed to make the second
+	// start full. (At 20/s a 150 ms stall under -race in CI did.)
+	args := []string{"-state", state, "-limit", "2", "-burst", "3", "-calls", "3", "-runs", "2"}
 	var stdout bytes.Buffer
 	if err := run(context.Background(), args, &stdout); err != nil {
 		t.Fatalf("run(%q) = %v\noutput:\n%s", args, err, stdout.String())
