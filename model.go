@@ -210,12 +210,12 @@ type model struct {
 	// heldAsTold: the last hold ended when the server said (Retry-After),
 	// not when a backoff guessed or a reset was read.
 	heldAsTold bool
-	// measured: rmax was what the server served over a first hold whose
-	// end it gave, at a safety share (kept): its quota over its window, as
-	// a told rate would be. The curve keeps to it for measuredRequests
-	// (cubic), and comes back to it when climbing past it draws a 429.
-	measured bool
-	kept     float64
+	// measured is what the server served over a first hold whose end it
+	// gave, at a safety share: its quota over its window, as a told rate
+	// would be (tokens/s; 0: none, or cut since). The curve keeps to it
+	// for measuredRequests (cubic), and comes back to it when climbing
+	// past it draws a 429.
+	measured float64
 	// onTime: a new window answered before the old one's reset, and no
 	// answer since from the old window after it: windows end by their
 	// resets, and a probe may go at the reset rather than at its latest end.

@@ -830,7 +830,7 @@ func TestModelRateMeasuredOverATimedHoldIsKept(t *testing.T) {
 	p = send(at, http.StatusOK, 0)
 	rate := safety * 30 / at
 	assert.InDelta(t, rate, p.rate, 1e-6, "a safety share under the window's quota over its length")
-	assert.True(t, m.measured)
+	assert.Positive(t, m.measured)
 	for range measuredRequests {
 		at += 1 / p.rate
 		p = send(at, http.StatusOK, 0)
@@ -848,7 +848,7 @@ func TestModelRateMeasuredOverATimedHoldIsKept(t *testing.T) {
 	at += 0.1
 	p = send(at, http.StatusTooManyRequests, time.Second)
 	assert.InDelta(t, rate, p.rate, 1e-6, "back to the measured rate")
-	assert.True(t, m.measured)
+	assert.Positive(t, m.measured)
 	at = p.hold.sub(secs(0)) / sec
 	for range measuredRequests {
 		p = send(at, http.StatusOK, 0)
@@ -861,7 +861,7 @@ func TestModelRateMeasuredOverATimedHoldIsKept(t *testing.T) {
 	// anew.
 	p = send(at, http.StatusTooManyRequests, time.Second)
 	assert.Less(t, p.rate, rate)
-	assert.False(t, m.measured)
+	assert.Zero(t, m.measured)
 
 	// One of four clients on that log, with 7 of the first 30: its part
 	// of the window's quota over the window, not a guess to double from.
@@ -880,7 +880,7 @@ func TestModelRateMeasuredOverATimedHoldIsKept(t *testing.T) {
 	// rate: the curve climbs past it at once.
 	m2, bare, _ := afterBurst(30)
 	p = bare(3.2, http.StatusOK)
-	assert.False(t, m2.measured)
+	assert.Zero(t, m2.measured)
 	assert.InDelta(t, 30/3.2, p.rate, 1e-6)
 }
 

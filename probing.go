@@ -231,7 +231,7 @@ func (m *model) cutRate(o observation) (edge bool) {
 		m.setRate(safety * m.ceiling)
 		return true
 	}
-	if m.measured && m.rate > m.kept && o.q.RetryAfter > 0 {
+	if m.measured > 0 && m.rate > m.measured && o.q.RetryAfter > 0 {
 		// Refused once the curve climbed past a rate measured over a
 		// timed hold: that rate was the server's, as a told one would be
 		// (above). Back to it, with no cut below it, and on it for
@@ -240,9 +240,9 @@ func (m *model) cutRate(o observation) (edge bool) {
 		// every 5 s once the climb began, each a second's hold and a
 		// climb back from 70%: 83% of its quota used over 36 s in the
 		// kit (throttletest's SlidingLog, TestScenarioSlidingLog).
-		m.rmax = m.kept
+		m.rmax = m.measured
 		m.plan.burst = 1
-		m.setRate(m.kept)
+		m.setRate(m.measured)
 		return true
 	}
 	var r float64
@@ -282,7 +282,7 @@ func (m *model) cutRate(o observation) (edge bool) {
 		// guess.
 		r = slowStartRate / decrease
 	}
-	m.aimd, m.rmax, m.measured = true, r, false
+	m.aimd, m.rmax, m.measured = true, r, 0
 	m.plan.burst = smallBurst // the pace, not bursts, finds the rate
 	if o.q.RetryAfter > 0 {
 		// The server times the hold: the probe at its end goes alone and
@@ -328,12 +328,11 @@ func (m *model) recovered(sent, now instant) {
 			// past it only after measuredRequests. (Four clients on a
 			// log of 30 per 3 s took 7 or 8 each; doubling from that
 			// guess, two of them drew 429s within a second.)
-			if m.heldAsTold {
-				r *= safety
-				m.measured = true
-			}
 			m.rmax = min(m.rmax, r)
-			m.kept = m.rmax
+			if m.heldAsTold {
+				m.rmax = min(m.rmax, safety*r)
+				m.measured = m.rmax
+			}
 			m.plateauAt(now)
 			m.cut, m.okAtCut = sent, m.ok-1
 			return
@@ -371,7 +370,7 @@ func (m *model) cubic(now instant) float64 {
 	if m.plateau >= since { // at one instant (no latency), the plateau is the later
 		since, okSince = m.plateau, m.okAtPlateau
 		flat := 0.0
-		if m.measured {
+		if m.measured > 0 {
 			flat = measuredRequests / m.rmax * float64(time.Second)
 		}
 		t = k + max(now.sub(since)-flat, 0)
