@@ -26,11 +26,11 @@ import (
 func (m *model) measureAvail(o observation, r float64) {
 	ref := m.availRef
 	if !ref.ok || r >= m.srvLimit-1 || ref.remaining >= m.srvLimit-1 {
-		if r >= m.srvLimit-1 && m.avail > 0 && m.winLen > 0 {
+		if r >= m.srvLimit-1 && m.avail > 0 {
 			// Full: the refill is going to waste, whatever was measured
 			// while others drained it. This client may take at least its
 			// share of the whole rate.
-			m.avail = max(m.avail, m.share*m.srvLimit/(m.winLen/float64(time.Second)))
+			m.avail = max(m.avail, m.share*m.limitRate())
 		}
 		m.availRef = answer{ok: true, seq: o.seq, arrived: o.arrived, remaining: r}
 		return
@@ -43,10 +43,7 @@ func (m *model) measureAvail(o observation, r float64) {
 	// client keeps half of its share of the whole rate (the share learned
 	// from the counts), so that no client is starved by a stretch of the
 	// others' overspending.
-	least := float64(time.Second) / m.maxCooldown
-	if m.srvLimit > 0 && m.winLen > 0 {
-		least = max(least, m.share/2*m.srvLimit/(m.winLen/float64(time.Second)))
-	}
+	least := max(float64(time.Second)/m.maxCooldown, m.share/2*m.limitRate())
 	back := r - ref.remaining + o.seq - ref.seq // what came back, less the others' takings
 	if back >= 2 {
 		// More left than this client's spending explains, by more than
@@ -71,7 +68,7 @@ func (m *model) measureAvail(o observation, r float64) {
 	} else {
 		m.avail += (sample - m.avail) / 2
 	}
-	if m.share < 1 && m.srvLimit > 0 && m.winLen > 0 {
+	if full := m.limitRate(); m.share < 1 && full > 0 {
 		// A sliding log gives back the others' requests too: while they
 		// wait, more comes back than this client's spending explains, at
 		// what looks like a rate, and it is theirs to spend when they
@@ -80,7 +77,7 @@ func (m *model) measureAvail(o observation, r float64) {
 		// 14.8/s between them of its 10, spent what was left at that,
 		// and drew 6–7 429s a 12 s run; none in two traces with this,
 		// 0–7.4% in four loopback table runs.)
-		m.avail = min(m.avail, m.share*m.srvLimit/(m.winLen/float64(time.Second)))
+		m.avail = min(m.avail, m.share*full)
 	}
 	m.availRef = answer{ok: true, seq: o.seq, arrived: o.arrived, remaining: r}
 }
@@ -295,12 +292,12 @@ func (m *model) spread(o observation, e instant, sl float64) {
 		// Other clients draw on the same tokens: this one spends its part,
 		// the rate it gets back over the bucket's whole refill rate.
 		part := 1.0
-		if m.srvLimit > 0 && m.winLen > 0 {
-			part = min(m.avail/(m.srvLimit/(m.winLen/float64(time.Second))), 1)
+		if full := m.limitRate(); full > 0 {
+			part = min(m.avail/full, 1)
 		}
 		spare = max(left-reserve, 0) * part
 		r = safety*m.avail + spare
-		if m.mayBeLog() && m.winLen > 0 {
+		if m.mayBeLog() {
 			// A sliding log gives back what it counted a window before:
 			// measured, the rate echoes this client's own pace of a
 			// window ago, and a pace under the steady rate comes back as
@@ -308,7 +305,7 @@ func (m *model) spread(o observation, e instant, sl float64) {
 			// is left, so its steady rate, at this client's share, is
 			// safe. (Paced at the echo, Flask-Limiter's log served a lone
 			// client 8.7/s of its 10 after the first window.)
-			r = max(r, safety*m.share*m.srvLimit/(m.winLen/float64(time.Second)))
+			r = max(r, safety*m.share*m.limitRate())
 		}
 		m.plan.burst = smallBurst
 	case m.kind == kindRefill || !o.resetOK:
@@ -368,15 +365,24 @@ func (m *model) steady() float64 {
 	if m.bucket && m.avail > 0 {
 		return m.avail
 	}
-	if m.srvLimit <= 0 || m.winLen <= 0 {
+	r := m.limitRate()
+	if r == 0 {
 		return 0
 	}
 	s := float64(time.Second)
-	r := m.srvLimit / (m.winLen / s)
 	if !m.stated && m.winLen > coarseSlack && m.ceiling > r && m.ceiling <= m.srvLimit/((m.winLen-coarseSlack)/s) {
 		r = m.ceiling
 	}
 	return r
+}
+
+// limitRate is the server's limit over its window, per second: its whole
+// rate, all clients', 0 where either is not known.
+func (m *model) limitRate() float64 {
+	if m.srvLimit <= 0 || m.winLen <= 0 {
+		return 0
+	}
+	return m.srvLimit / (m.winLen / float64(time.Second))
 }
 
 // refills reports whether the server has shown that it gives quota back

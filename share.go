@@ -34,8 +34,7 @@ func (m *model) countShare(o observation, prev answer, r, own float64, sameWin, 
 		// rate: counted as spent, or the others' spending would show
 		// less than it is and this client's share more.
 		refill := 0.0
-		if m.refills() && m.srvLimit > 0 && m.winLen > 0 {
-			perSec := m.srvLimit / (m.winLen / float64(time.Second))
+		if perSec := m.limitRate(); m.refills() && perSec > 0 {
 			if !m.stated && m.ceiling > 0 {
 				// A window inferred from resets is the longest seen
 				// yet, so its refill is at most this. A rate told
