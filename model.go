@@ -179,6 +179,7 @@ type model struct {
 	pooled   bool
 	ownAcc   float64 // own spending over causal pairs, decayed per window
 	spentAcc float64 // the server's spending over the same pairs
+	pair     pairEnd // the last pair's later answer, for the answers it overtook
 
 	// ref is the answer the cap was last set from: the reference for causal
 	// comparisons. ref.ok false: none yet.
@@ -447,8 +448,12 @@ func (m *model) remaining(o observation) {
 		fallthrough
 	case !hasRef, newer:
 		m.winLeast, m.winFirst, m.winE0, m.winE0OK, m.winT0, m.winEnd = r, r, e, eOK, o.arrived, never
+		m.pair = pairEnd{}
 	case sameWin:
 		m.winLeast = min(m.winLeast, r)
+		if !causal {
+			m.countOvertaken(o, r)
+		}
 	}
 	if eOK && !older {
 		if m.bucket && !m.refilled {

@@ -1102,6 +1102,32 @@ func TestModelDelayedResetsTellNoCadence(t *testing.T) {
 // counted (the evidence a large quota needs) is most of a window: the four
 // had spent it by then (ulule, 10 per 2 s: 9 of 69 answers 429). A quarter
 // of the limit, at least 3, is enough for a small one.
+// A lone client's burst after its probe, counted by the server in another
+// order than its answers are read: the first answer read was counted last
+// (told 0 left, one request after the probe's), and the others came
+// before it. They were this client's, not the others' spending (ulule, 10
+// per 1 s: a share of 0.44, and half of each window unspent).
+func TestModelOwnBurstCountedOutOfOrderIsNoOthersSpending(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.001, 10, 9, 1))
+	burst := func(seq float64, r float64) observation {
+		o := ans(seq, 10, 0.002, 0.004, 10, r, 1)
+		o.inflight = 10 - seq
+		return o
+	}
+	o := burst(2, 0) // counted last
+	o.inflight = 8
+	m.observe(o)
+	for seq := 3.0; seq <= 10; seq++ {
+		o := burst(seq, 11-seq) // counted in order, before request 2
+		if seq == 10 {
+			o.inflight = 0
+		}
+		m.observe(o)
+	}
+	assert.Equal(t, 1.0, m.share, "ownAcc %v, spentAcc %v", m.ownAcc, m.spentAcc)
+}
+
 func TestModelSmallQuotaTellsTheShareSoon(t *testing.T) {
 	m := testModel()
 	m.observe(ans(1, 1, 0, 0.001, 10, 9, 2))
