@@ -1098,36 +1098,53 @@ func TestModelDelayedResetsTellNoCadence(t *testing.T) {
 	assert.Equal(t, float64(3*time.Second), m.winLen)
 }
 
+// A burst released at once after a window's probe, counted by the server
+// in another order than its answers are read: the first answer read was
+// counted last (told 0 left, one request after the probe's), the others
+// before it. Once nothing is in flight they were this client's, not the
+// others' spending (ulule, 10 per 1 s: a share of 0.44 in 6 s, and half of
+// each window unspent). The same burst with others' spending in it still
+// shows them.
+func TestModelOwnBurstCountedOutOfOrderIsNoOthersSpending(t *testing.T) {
+	burst := func(others float64) model {
+		m := testModel()
+		m.observe(ans(1, 1, 0, 0.001, 20, 19, 1))
+		// Requests 2-10 go at once after the probe's answer, after the
+		// others spent theirs; the server counts 3-10 first, then 2.
+		for seq := 2.0; seq <= 10; seq++ {
+			r := 21 - seq - others // 3 told 18 left ... 10 told 11
+			if seq == 2 {
+				r = 10 - others
+			}
+			o := ans(seq, 10, 0.002, 0.004, 20, r, 1)
+			o.inflight = 10 - seq
+			m.observe(o)
+		}
+		return m
+	}
+	m := burst(0)
+	assert.Equal(t, 1.0, m.share, "alone: own %v, spent %v", m.ownAcc, m.spentAcc)
+	m = burst(5)
+	assert.InDelta(t, 10.0/15, m.share, 1e-9, "9 own of 14 spent: own %v, spent %v", m.ownAcc, m.spentAcc)
+
+	// A request credited to a pair is in the next pair's own too, when
+	// the chain goes on from the pair's later answer: counted once.
+	m = testModel()
+	m.observe(ans(1, 1, 0, 0.001, 10, 9, 1))
+	o := ans(2, 3, 0.002, 0.004, 10, 7, 1) // 2 and 3 went together; 3 was counted first
+	o.inflight = 1
+	m.observe(o)
+	o = ans(3, 4, 0.002, 0.006, 10, 8, 1) // 4 went after 2's answer
+	o.inflight = 1
+	m.observe(o)
+	m.observe(ans(4, 4, 0.005, 0.007, 10, 6, 1))
+	assert.Equal(t, [2]float64{3, 3}, [2]float64{m.ownAcc, m.spentAcc}, "own and spent")
+}
+
 // Four clients on a quota of 10 per 2 s: each has 2.5 of a window, and 8
 // counted (the evidence a large quota needs) is most of a window: the four
 // had spent it by then (ulule, 10 per 2 s: 9 of 69 answers 429). A quarter
 // of the limit, at least 3, is enough for a small one.
-// A lone client's burst after its probe, counted by the server in another
-// order than its answers are read: the first answer read was counted last
-// (told 0 left, one request after the probe's), and the others came
-// before it. They were this client's, not the others' spending (ulule, 10
-// per 1 s: a share of 0.44, and half of each window unspent).
-func TestModelOwnBurstCountedOutOfOrderIsNoOthersSpending(t *testing.T) {
-	m := testModel()
-	m.observe(ans(1, 1, 0, 0.001, 10, 9, 1))
-	burst := func(seq float64, r float64) observation {
-		o := ans(seq, 10, 0.002, 0.004, 10, r, 1)
-		o.inflight = 10 - seq
-		return o
-	}
-	o := burst(2, 0) // counted last
-	o.inflight = 8
-	m.observe(o)
-	for seq := 3.0; seq <= 10; seq++ {
-		o := burst(seq, 11-seq) // counted in order, before request 2
-		if seq == 10 {
-			o.inflight = 0
-		}
-		m.observe(o)
-	}
-	assert.Equal(t, 1.0, m.share, "ownAcc %v, spentAcc %v", m.ownAcc, m.spentAcc)
-}
-
 func TestModelSmallQuotaTellsTheShareSoon(t *testing.T) {
 	m := testModel()
 	m.observe(ans(1, 1, 0, 0.001, 10, 9, 2))

@@ -170,31 +170,29 @@ func TestScenarioRemainingOnly(t *testing.T) {
 
 // TestScenarioShortFixedWindow: ulule's fixed window of 10 per 1 s, opened
 // by the first request after the last one ended, its reset the window's end
-// truncated to the second, at several phases against the whole seconds;
-// with jitter, requests overtake one another on the way and the burst after
-// each window's probe is counted in another order than its answers are
-// read. Targets: no refusal, at least 88% of the quota used (92% on the
-// real ulule at this quota; 78% here, and 77–82% there, while the burst's
-// own requests counted before its first answer read as others' spending).
+// truncated to the second. The burst after each window's probe is
+// answered at one instant, and its answers are read in any order; with
+// jitter, its requests also overtake one another on the way. Targets: no
+// refusal, at least 88% of the quota used (real ulule at this quota:
+// 110-120 of 130 in 12 s traces). While the burst's own requests counted
+// before its first answer read were taken for others' spending, its share
+// fell, and 78-83% was used with no jitter (4 runs of 5).
 func TestScenarioShortFixedWindow(t *testing.T) {
-	for _, ph := range []time.Duration{0, 300 * time.Millisecond, 700 * time.Millisecond} {
-		for _, jitter := range []time.Duration{0, 3 * time.Millisecond} {
-			t.Run(fmt.Sprintf("phase=%v/jitter=%v", ph, jitter), func(t *testing.T) {
-				synctest.Test(t, func(t *testing.T) {
-					srv := throttletest.Config{
-						Quota:         throttletest.Quota{Limit: 10, Window: time.Second, Align: throttletest.AlignFirstRequest},
-						Dialect:       throttletest.GitHub,
-						ResetRounding: throttletest.Truncate,
-						Latency:       time.Millisecond,
-						Phase:         ph,
-					}
-					o := scenario{server: srv, windows: 12, jitter: jitter}.run(t)
-					t.Log(o)
-					assert.Zero(t, o.refused, "refused")
-					assert.GreaterOrEqual(t, o.used, 0.88, "used")
-				})
+	for _, jitter := range []time.Duration{0, time.Millisecond, 3 * time.Millisecond} {
+		t.Run(fmt.Sprintf("jitter=%v", jitter), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := throttletest.Config{
+					Quota:         throttletest.Quota{Limit: 10, Window: time.Second, Align: throttletest.AlignFirstRequest},
+					Dialect:       throttletest.GitHub,
+					ResetRounding: throttletest.Truncate,
+					Latency:       time.Millisecond,
+				}
+				o := scenario{server: srv, windows: 12, jitter: jitter}.run(t)
+				t.Log(o)
+				assert.Zero(t, o.refused, "refused")
+				assert.GreaterOrEqual(t, o.used, 0.88, "used")
 			})
-		}
+		})
 	}
 }
 

@@ -9,6 +9,12 @@ import "time"
 // of pairs and decayed at each new window. Part of the server model
 // (model.go): pure, no clock, no lock.
 func (m *model) countShare(o observation, prev answer, r, own float64, sameWin, newer bool) {
+	if m.pair.seq == prev.seq {
+		// The requests credited to the last pair are in this one's own,
+		// counted before its first answer: not twice.
+		own -= m.pair.credited
+	}
+	m.pair = pairEnd{}
 	switch {
 	case m.sliding() && (sameWin || newer && o.arrived.sub(prev.arrived) < m.winLen):
 		// A sliding window gives back what its last window counted,
@@ -58,10 +64,7 @@ func (m *model) countShare(o observation, prev answer, r, own float64, sameWin, 
 		spent := max(prev.remaining-r+refill, 0)
 		m.ownAcc += own
 		m.spentAcc += spent
-		m.pair = pairEnd{seq: o.seq, admitted: o.admitted, remaining: r, room: spent - own}
-		if refill > 0 {
-			m.pair.room = 0 // a later answer told more may have been refilled
-		}
+		m.pair = pairEnd{seq: o.seq, admitted: o.admitted, remaining: r, from: prev.remaining, room: spent - own}
 	case newer && !m.bucket:
 		// A new window: decay what the last ones said of the share.
 		// (A bucket's reset moves on without one.)
@@ -74,23 +77,30 @@ func (m *model) countShare(o observation, prev answer, r, own float64, sameWin, 
 // took others' spending from: room of what the server counted between the
 // pair's answers was not this client's by their sequence numbers.
 type pairEnd struct {
-	seq, admitted, remaining, room float64
+	seq, admitted, remaining float64
+	from                     float64 // what the pair's first answer was told
+	room, credited           float64
 }
 
 // countOvertaken folds an answer o, told r left in the window of the last
 // causal pair, into the share: a request of this client's admitted after
 // the pair's later request, before its answer came, and told more left
-// than it, was counted before it, in the pair, and taken there for the
-// others' spending. A burst released at once is counted in any order.
-// (A lone client on ulule's 10 per 1 s, whose probe's burst was counted
-// with its first answer last, took eight of its own for others': a share
-// of 0.44 in 6 s, and half of each window unspent.)
+// than it but less than the pair's first, was counted between the two, and
+// taken there for the others' spending. A burst released at once is
+// counted in any order. (A lone client on ulule's 10 per 1 s, whose
+// probe's burst was counted with its first answer last, took eight of its
+// own for others': a share of 0.44 in 6 s, and half of each window
+// unspent.) A window that does not refill only counts down, so the bounds
+// keep out a new window's answers that were not told apart from the old
+// one's (whole-second resets of a 1 s window), and a server that refills
+// credits nothing: more left may be its refill.
 func (m *model) countOvertaken(o observation, r float64) {
 	p := &m.pair
-	if p.room < 1 || o.seq <= p.seq || o.seq > p.admitted || r <= p.remaining {
+	if m.refills() || p.room < 1 || o.seq <= p.seq || o.seq > p.admitted || r <= p.remaining || r >= p.from {
 		return
 	}
 	p.room--
+	p.credited++
 	m.ownAcc++
 	m.updateShare()
 }
