@@ -179,7 +179,7 @@ type model struct {
 	pooled   bool
 	ownAcc   float64 // own spending over causal pairs, decayed per window
 	spentAcc float64 // the server's spending over the same pairs
-	pair     pairEnd // the last pair's later answer, for the answers it overtook
+	pair     pairEnd // the last counted pair's later answer, for the requests that overtook it (countOvertaken)
 
 	// ref is the answer the cap was last set from: the reference for causal
 	// comparisons. ref.ok false: none yet.
