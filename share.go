@@ -93,7 +93,9 @@ type pairEnd struct {
 // unspent.) A window that does not refill only counts down, so the bounds
 // keep out a new window's answers that were not told apart from the old
 // one's (whole-second resets of a 1 s window), and a server that refills
-// credits nothing: more left may be its refill.
+// credits nothing: more left may be its refill. An answer does not say
+// its cost: each is credited one, too little for costs over one, which
+// errs toward a smaller share.
 func (m *model) countOvertaken(o observation, r float64) {
 	p := &m.pair
 	if m.refills() || p.room < 1 || o.seq <= p.seq || o.seq > p.admitted || r <= p.remaining || r >= p.from {
