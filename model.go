@@ -376,6 +376,20 @@ func (m *model) remaining(o observation) {
 	newer := both && (e.sub(prev.reset) > tol || o.sent >= passed && e.sub(prev.reset) > float64(time.Millisecond)) || turned
 	older := both && prev.reset.sub(e) > tol
 	sameWin := noResets && !turned || both && !newer && !older
+	// Back to full, sooner than the server could have refilled at its
+	// limit rate since the last answer: a new window whose resets did
+	// not tell it from the old one. Whole-second resets on a window of a
+	// second read the same all through it, and a server that reads its
+	// clock in whole seconds ends a window at the next tick after its
+	// first request, up to a second short of what its reset said
+	// (fiber's 10 per 1 s, read as a refill: 59% used). Not so on a
+	// server shown to give back before its reset, or to move its reset on
+	// with the clock: a sliding log gives back at once a burst it
+	// counted a window before.
+	risen := causal && sameWin && both && m.kind != kindRefill && !m.bucket && m.refilledPast(o, prev, r)
+	if risen {
+		newer, sameWin = true, false
+	}
 
 	if causal {
 		own := o.seq - prev.seq // admitted between the two sends: counted between the two answers
@@ -403,6 +417,8 @@ func (m *model) remaining(o observation) {
 			// moved on with the clock: a delay until the bucket refills
 			// (tollbooth's "1", GCRA at its equilibrium), not an end.
 			m.kind, m.bucket = kindRefill, true
+		case risen:
+			m.crossed(true, true, false)
 		case older && prev.reset.sub(o.sent) > sl:
 			m.kind = kindRefill // the reset came closer before the old one passed
 		case newer && prev.reset.sub(o.arrived) > sl && !m.mayBeLog():

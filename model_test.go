@@ -706,6 +706,36 @@ func TestModelOneSecondWindowShownToEndByItsResets(t *testing.T) {
 	assert.False(t, m.onTime, "a window born short after the reset")
 }
 
+// A window of a second whose whole-second resets read 1 all through it
+// (gofiber's cached clock): a causal answer back at the limit 0.1 s after 7
+// were left is a new window, for no bucket of 10 a second refills two in
+// that time; its end is then a window after its first answer. The same
+// rise after the server gave back inside a window is a sliding log's.
+func TestModelFullRiseIsANewWindowWhateverTheResets(t *testing.T) {
+	spent := func() model {
+		m := testModel()
+		m.observe(ans(1, 1, 0, 0.001, 10, 9, 1.001))
+		m.observe(ans(3, 3, 0.2, 0.201, 10, 7, 1.201))
+		return m
+	}
+	m := spent()
+	p := m.observe(ans(4, 4, 0.3, 0.301, 10, 9, 1.301))
+	assert.Equal(t, kindFixed, m.kind)
+	assert.Equal(t, 1, m.crossings)
+	assert.InDelta(t, 1.301*sec, float64(p.capEnd), 2e6, "cap end %v", time.Duration(p.capEnd))
+
+	m = spent()
+	p = m.observe(ans(4, 4, 0.5, 0.501, 10, 9, 1.501)) // 0.3 s: a bucket could have
+	assert.Equal(t, kindRefill, m.kind)
+	assert.Equal(t, 0, m.crossings)
+	assert.Greater(t, p.capGrow, 0.0)
+
+	m = spent()
+	m.kind, m.refilled = kindRefill, true // shown to give back before
+	m.observe(ans(4, 4, 0.3, 0.301, 10, 9, 1.301))
+	assert.Equal(t, 0, m.crossings, "a refilling server's rise")
+}
+
 // A window's 429 whose Retry-After is its whole-second reset waits for the
 // reset's latest end: truncated with the reset, the Retry-After is up to a
 // second early (go-limiter sends its truncated reset as both).

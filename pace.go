@@ -190,6 +190,19 @@ func (m *model) turned(o observation, prev answer, r float64) bool {
 	return true
 }
 
+// refilledPast reports whether the causal answer o, told r left after the
+// answer prev, found the server back to full, by more than a bucket
+// refilling at the limit rate could have given back in between (from a
+// latency before prev arrived, and one more for rounding).
+func (m *model) refilledPast(o observation, prev answer, r float64) bool {
+	own := o.seq - prev.seq
+	if m.srvLimit <= 0 || m.winLen <= 0 || r+own < m.srvLimit-1 || r <= prev.remaining+0.5 {
+		return false
+	}
+	gap := o.arrived.sub(prev.arrived) + m.latency
+	return prev.remaining+gap*m.srvLimit/m.winLen+1 < r+own
+}
+
 // setRate plans the rate r, at least a token per MaxCooldown: pacing is a
 // server-derived wait too.
 func (m *model) setRate(r float64) {
