@@ -1050,12 +1050,13 @@ func TestModelToldRateBoundsAnInferredRefill(t *testing.T) {
 
 // A window inferred from whole-second Unix resets reads a second long when
 // the server rounds them up: 30 per 3 s paced as 30 per 4 s. A rate told
-// within that second is the server's steady rate; one beyond it is not.
+// within that second is the server's steady rate, and its window the
+// server's; one beyond it is not.
 func TestModelToldRateWithinAnInferredWindowsSecond(t *testing.T) {
-	for _, tt := range []struct{ told, want float64 }{{10, 10}, {9, 9}, {50, 7.5}, {0, 7.5}} {
+	for _, tt := range []struct{ told, want, win float64 }{{10, 10, 3}, {9, 9, 30.0 / 9}, {50, 7.5, 4}, {0, 7.5, 4}} {
 		m := newModel(float64(10*time.Minute), PaceEven, tt.told)
 		m.observe(ans(1, 1, 0.5, 0.501, 30, 29, 4)) // a reset of 3.499 s reads as 4
-		require.Equal(t, 4*sec, m.winLen)
+		assert.InDelta(t, tt.win*sec, m.winLen, 1, "told %v", tt.told)
 		assert.InDelta(t, tt.want, m.steady(), 1e-9, "told %v", tt.told)
 	}
 }
@@ -1294,7 +1295,7 @@ func TestModelSlidingLogWindowFromWhatItGaveBack(t *testing.T) {
 	// More than a second under what the resets read: no log as read.
 	m = testModel()
 	m.winLen, m.winRead, m.srvLimit, m.logWin = 4*sec, 4*sec, 30, 2.5*sec
-	m.fitLog()
+	m.fitRead()
 	assert.Equal(t, 4*sec, m.winLen)
 }
 

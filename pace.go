@@ -125,18 +125,32 @@ func (m *model) learnWindow(o observation) {
 	if o.coarse {
 		m.winRead = max(m.winRead, d)
 	}
-	m.fitLog()
+	m.fitRead()
 }
 
-// fitLog shortens a window read from whole-second resets to what a sliding
-// log gave back (logBound), within the second by which the reading may be
-// long (a reset rounded up). A log that gave back more than a second
-// sooner than its resets read is no log as read, and a window known
-// otherwise (a turn, a cadence) is not a reading: they stand.
-func (m *model) fitLog() {
-	if m.winRead > 0 && m.winLen <= m.winRead && m.logWin > 0 && m.logWin < m.winLen && m.logWin >= m.winRead-coarseSlack {
-		m.winLen = m.logWin
+// fitRead shortens a window read from whole-second resets, which may be
+// up to a second long (a reset rounded up, or Flask-Limiter's, its second
+// plus one), to what else says how long it is, within that second: the
+// window a rate told (Config.Limit) gives the server's limit, or what a
+// sliding log gave back (logBound). A log that gave back more than a
+// second sooner than its resets read is no log as read, and a window known
+// otherwise (a turn, a cadence) is not a reading: they stand. A rate told
+// leaves a reading of a second alone, which may be any length under two.
+// (Flask-Limiter's log of 10 per 1 s, told 10/s, read as 2 s: its windows
+// were spent at once every 2 s, 42% used.)
+func (m *model) fitRead() {
+	if m.winRead <= 0 || m.winLen > m.winRead {
+		return
 	}
+	fit := func(w float64) {
+		if w > 0 && w < m.winLen && w >= m.winRead-coarseSlack {
+			m.winLen = w
+		}
+	}
+	if m.told() && m.srvLimit > 0 && m.winRead > coarseSlack {
+		fit(m.srvLimit / m.ceiling * float64(time.Second))
+	}
+	fit(m.logWin)
 }
 
 // mayBeLog reports whether the server may be a sliding log: a bucket whose
@@ -170,7 +184,7 @@ func (m *model) logBound(o observation, r float64) {
 	w := o.arrived.sub(sends[n-1-held]) // the newest of this client's given back
 	if m.logWin == 0 || w < m.logWin {
 		m.logWin = w
-		m.fitLog()
+		m.fitRead()
 	}
 }
 
@@ -472,10 +486,11 @@ func (l *sendLog) add(t instant) {
 // o reads: a window after the request went, plus a latency (it was counted
 // on arrival). A window read from whole-second resets may be up to a
 // second long (Flask-Limiter's reads 3 s as 4): a second less, until what
-// the log gave back has shortened it (fitLog). At most 0: no window known.
+// the log gave back or a rate told has shortened it (fitRead). At most 0:
+// no window known.
 func (m *model) logHold(o observation) float64 {
 	w := m.winLen
-	if o.coarse && (m.logWin == 0 || m.winLen > m.logWin) {
+	if o.coarse && m.winLen >= m.winRead && (m.logWin == 0 || m.winLen > m.logWin) {
 		w -= coarseSlack
 	}
 	if w <= 0 {
