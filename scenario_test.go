@@ -205,11 +205,10 @@ func TestScenarioShortFixedWindow(t *testing.T) {
 // it. Targets: at most 1% refused, missed here: one refusal came in about
 // one schedule of a hundred, in the run's last window, and two in one CI
 // run under -race at the 700 ms phase; bounded at two. At least 80% of the
-// quota used (the
-// first two windows are probed a second late, as a reset that may be
-// truncated must be; real fiber: 103 of 120 in 12 s traces, 71 while the
-// turn was read as a sliding window's refill, and 58–59% here, with 8
-// refusals at the 700 ms phase).
+// quota used (the first two windows are probed a second late, as a reset
+// that may be truncated must be; real fiber: 103 of 120 in 12 s traces, 71
+// while the turn was read as a sliding window's refill, and 58–59% here,
+// with 8 refusals at the 700 ms phase).
 func TestScenarioCoarseClockShortFixedWindow(t *testing.T) {
 	for _, phase := range []time.Duration{0, 300 * time.Millisecond, 700 * time.Millisecond} {
 		for _, jitter := range []time.Duration{0, 3 * time.Millisecond} {
