@@ -54,7 +54,9 @@
 //   - Until a server is shown to be a fixed window, the bucket paces at 95%
 //     of its steady rate (limit over window) with a small burst, which is
 //     safe on every algorithm; a fixed window's quota is then spent before
-//     the window's earliest end.
+//     the window's earliest end (where its resets leave no time before
+//     that end, over half the time to its cap's end, at the steady rate at
+//     least, so that other clients on the quota find room).
 //   - Remaining is a cap: the request numbered s that was told r left means
 //     nothing numbered beyond s + r goes out before the window ends. An
 //     answer to a request admitted after the cap's own answer arrived

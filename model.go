@@ -17,7 +17,8 @@ import (
 //   - Pace at the server's steady rate (its limit over its window, at 95%,
 //     with a small burst) until the server is shown to be a fixed window:
 //     that pace is safe on every algorithm. A fixed window's quota is then
-//     spent before the window's earliest end.
+//     spent before the window's earliest end, or, where the resets leave
+//     no time before it, over half the time to the cap's end.
 //   - Remaining is a cap, not a rate. The request with sequence number s
 //     that was told Remaining r says that no request beyond s + r may go out
 //     before the window ends: the requests sent before it were counted, those

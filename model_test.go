@@ -757,6 +757,53 @@ func TestModelRetryAfterAtACoarseResetWaitsForItsLatestEnd(t *testing.T) {
 	assert.InDelta(t, 3*sec, float64(p.hold), 1e6, "hold %v", time.Duration(p.hold))
 }
 
+// A fixed window of a second, whose whole-second resets leave no time
+// before its earliest end, is spread over half the time to its cap's end,
+// at no less than its steady rate: spent at once, it left nothing between
+// one client's requests for the others on the quota, whose probes a few
+// milliseconds after the turn were refused (four clients on
+// express-rate-limit's 10 per 1 s: 13-25 429s in 12 s).
+func TestModelBlindFixedWindowIsSpreadNotBurst(t *testing.T) {
+	m := testModel()
+	stated := func(o observation) observation { o.q.Window = time.Second; return o }
+	m.observe(stated(ans(1, 1, 0, 0.001, 10, 9, 1.001)))
+	m.observe(stated(ans(10, 10, 0.2, 0.201, 10, 0, 1.201)))
+	p := m.observe(stated(ans(11, 11, 1.01, 1.011, 10, 9, 2.011))) // the next window, full
+	require.Equal(t, kindFixed, m.kind)
+	assert.InDelta(t, 2.012*sec, float64(p.capEnd), 1e6, "cap end %v", time.Duration(p.capEnd))
+	assert.InDelta(t, 9/0.5005, p.rate, 0.1, "what is left over half the time to the cap's end")
+	assert.Equal(t, smallBurst, p.burst)
+
+	// Little left: the steady rate at least.
+	p = m.observe(stated(ans(19, 19, 1.05, 1.051, 10, 1, 2.051)))
+	assert.InDelta(t, 0.95*10, p.rate, 1e-9)
+}
+
+// A window's 429 holds no later than the window's cap would have: to the
+// latest end its answers and its stated length give it, not to the reset
+// plus a whole second. Four clients on express-rate-limit's 10 per 1 s: a
+// client whose probe came in after the others had spent a window held two
+// seconds from each 429 and probed the spent window after the next one
+// again: a 429 every 2 s, and nothing served to it.
+func TestModelWindowRefusalHoldsToTheWindowsEnd(t *testing.T) {
+	m := testModel()
+	stated := func(o observation) observation { o.q.Window = time.Second; return o }
+	m.observe(stated(ans(1, 1, 0, 0.002, 10, 8, 1.002)))
+	o := stated(ans(2, 2, 0.32, 0.321, 10, 0, 1.321))
+	o.status, o.q.RetryAfter = http.StatusTooManyRequests, time.Second
+	p := m.observe(o)
+	require.True(t, p.holdOn)
+	assert.InDelta(t, 1.003*sec, float64(p.hold), 2e6, "hold %v", time.Duration(p.hold))
+
+	// Nothing shows where the window started: the reset's latest end.
+	m = testModel()
+	m.observe(ans(1, 1, 0, 0.002, 10, 8, 1.002))
+	o = ans(2, 2, 0.32, 0.321, 10, 0, 1.321)
+	o.status, o.q.RetryAfter = http.StatusTooManyRequests, time.Second
+	p = m.observe(o)
+	assert.InDelta(t, 2.004*sec, float64(p.hold), 1e6, "hold %v", time.Duration(p.hold))
+}
+
 // afterBurst returns a model of a server that sends no quota headers and
 // served n requests at once at 0 before a 429 at 0.002, with a function that
 // feeds it the answer to the next request, sent at at (seconds) and answered

@@ -158,6 +158,17 @@ func (m *model) cooldown(o observation) {
 		if !m.onTime || m.kind != kindFixed {
 			until = until.add(sl)
 		}
+		if quota && m.plan.capOn && !m.bucket && m.plan.capEnd > o.arrived {
+			// No later than the window's cap ends (capEnd): where all of
+			// the window's answers and its length, stated or shown by a
+			// crossing, place its latest end. A 429 says no more of
+			// that end than a Remaining of 0 does. (Four clients on
+			// express-rate-limit's 10 per 1 s: a client that came in
+			// after the others had spent a window held two seconds
+			// from each 429, to the middle of the window after the
+			// next, spent again: a 429 every 2 s, nothing served.)
+			until = min(until, m.plan.capEnd)
+		}
 		m.backoffs, m.heldAsTold = 0, false
 	case !episode:
 		return
