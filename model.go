@@ -181,6 +181,9 @@ type model struct {
 	ownAcc   float64 // own spending over causal pairs, decayed per window
 	spentAcc float64 // the server's spending over the same pairs
 	pair     pairEnd // the last counted pair's later answer, for the requests that overtook it (countOvertaken)
+	// shareSeen: enough has been counted once to tell this client's share
+	// of the spending (updateShare).
+	shareSeen bool
 
 	// ref is the answer the cap was last set from: the reference for causal
 	// comparisons. ref.ok false: none yet.

@@ -85,7 +85,7 @@ func TestModelUnknownServerPacedAtSteadyRate(t *testing.T) {
 	p := m.observe(ans(1, 1, 0, 0.001, 30, 29, 3))
 	assert.Equal(t, 3*sec, m.winLen)
 	assert.InDelta(t, 0.95*10, p.rate, 1e-9, "95% of the steady rate until the server shows it is a fixed window")
-	assert.Equal(t, smallBurst, p.burst)
+	assert.Equal(t, 1, p.burst, "one at a time until the answers show whether others spend on the quota")
 	// The cap holds until the reset's latest end: a whole second on.
 	assert.InDelta(t, 4.001*sec, float64(p.capEnd), 1e3, "cap end %v", time.Duration(p.capEnd))
 }
@@ -777,6 +777,30 @@ func TestModelBlindFixedWindowIsSpreadNotBurst(t *testing.T) {
 	// Little left: the steady rate at least.
 	p = m.observe(stated(ans(19, 19, 1.05, 1.051, 10, 1, 2.051)))
 	assert.InDelta(t, 0.95*10, p.rate, 1e-9)
+}
+
+// Clients started together each take their first answer's Remaining for
+// their own: until the answers have shown whether others spend on the
+// quota, an unknown server is paced one request at a time, not two (four
+// clients on express-rate-limit's 10 per 1 s drew three 429s from the
+// first window so, before any had seen the others).
+func TestModelBurstOfOneUntilTheShareIsSeen(t *testing.T) {
+	m := testModel()
+	p := m.observe(ans(1, 1, 0, 0.02, 10, 6, 1.02))
+	assert.Equal(t, 1, p.burst)
+	p = m.observe(ans(2, 2, 0.021, 0.03, 10, 1, 1.03)) // four more counted: three others'
+	assert.True(t, m.shareSeen)
+	assert.Less(t, m.share, 0.9)
+	assert.Equal(t, smallBurst, p.burst)
+
+	// A lone client's burst is two once its own spending is all there is.
+	m = testModel()
+	m.observe(ans(1, 1, 0, 0.001, 30, 29, 3))
+	p = m.observe(ans(5, 5, 0.2, 0.201, 30, 25, 3))
+	assert.Equal(t, 1, p.burst, "four counted: not enough to tell")
+	p = m.observe(ans(10, 10, 0.7, 0.701, 30, 20, 3))
+	assert.Equal(t, 1.0, m.share)
+	assert.Equal(t, smallBurst, p.burst)
 }
 
 // A window's 429 holds no later than the window's cap would have: to the

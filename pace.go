@@ -357,6 +357,15 @@ func (m *model) spread(o observation, e instant, sl float64) {
 		// with a small burst is the pace that is safe on every algorithm.
 		r = safety * steady * m.share
 		m.plan.burst = smallBurst
+		if !m.shareSeen && !m.pooled {
+			// Until the answers have shown whether others spend on this
+			// quota, one at a time: clients started together each take
+			// their first answer's Remaining for their own, and a burst
+			// of two from each of four drew three 429s from a window of
+			// 10 before any had seen the others (express-rate-limit, 10
+			// per 1 s).
+			m.plan.burst = 1
+		}
 	case blind && steady > 0 && m.plan.capEnd != never:
 		// The window may end at any moment, or not before its cap does
 		// (a window of a second, whose whole-second resets read "1" all

@@ -525,15 +525,15 @@ func TestScenarioIndependentClients(t *testing.T) {
 		// request, its IETF reset rounded up ("1" all through it). Each
 		// window spent at once by the client that opened it, the
 		// others' probes just after were refused: 6-11 refused (5-9%).
-		// Spread, 3 in 56 runs of 60 (2.5%), all in the first second:
-		// four clients' first answers each show room for two more, and
-		// none has yet seen the others. In 4, one more a window in
-		// some of the last windows, 4-6 (3.4-4.9%): the 2% target is
-		// missed here, at most 5%.
+		// Spread, 3 in the first second in nearly every run: four
+		// clients' first answers each let two more go at once before
+		// any had seen the others. One at a time until then, none
+		// refused in 176 runs of 200, 1-2 (0.9-1.8%) in 24; used
+		// 90.8-95.8% (90.8% in 14), bounded at 88%.
 		{"express/fixed-1s", throttletest.Config{
 			Quota:   throttletest.Quota{Limit: 10, Window: time.Second, Align: throttletest.AlignFirstRequest},
 			Dialect: throttletest.IETF, Latency: time.Millisecond, Jitter: 3 * time.Millisecond,
-		}, 0.90, 0.05},
+		}, 0.88, 0.02},
 		// gofiber's sliding window serves at most 75% of its quota after
 		// the first window. Until a client has seen its Remaining rise
 		// within a window, it takes it for a fixed one and, capped, waits

@@ -117,6 +117,7 @@ func (m *model) updateShare() {
 	if m.srvLimit > 0 {
 		enough = min(enough, max(3, m.srvLimit/4))
 	}
+	m.shareSeen = m.shareSeen || m.spentAcc >= enough
 	if f := (m.ownAcc + 1) / (m.spentAcc + 1); m.spentAcc >= enough && !m.pooled {
 		// Enough counted to tell: others spend a tenth or more of what
 		// the server counts, and this client takes only its share
