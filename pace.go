@@ -378,9 +378,9 @@ func (m *model) spread(o observation, e instant, sl float64) {
 		// an early end. (Four clients on express-rate-limit's 10 per
 		// 1 s: the client that opened a window spent it within 10 ms,
 		// and the others' probes a few milliseconds later drew 10-25
-		// 429s in 12 s; 2-9 spread so. A lone client on ulule's served
-		// 120 of 120 at once, 113-114 spread so, 107-108 spread over
-		// the whole time to the cap's end.)
+		// 429s in 12 s; 2-9 spread so. A lone client on ulule's 10 per 1 s
+		// served 120 of 120 at once, 113-114 spread so, 107-108 spread
+		// over the whole time to the cap's end.)
 		r = max(safety*steady*m.share, left/(max(m.plan.capEnd.sub(o.arrived)/2, minHorizon)/float64(time.Second)))
 		m.plan.burst = smallBurst
 	}
