@@ -33,6 +33,12 @@ func ans(seq, admitted, sent, arrived, l, r, reset float64) observation {
 // secs is the instant s seconds after the epoch.
 func secs(s float64) instant { return toInstant(s * sec) }
 
+// refused makes o a 429 with the given Retry-After.
+func refused(o observation, retryAfter time.Duration) observation {
+	o.status, o.q.RetryAfter = http.StatusTooManyRequests, retryAfter
+	return o
+}
+
 func testModel() model { return newModel(float64(10*time.Minute), PaceEven, 0) }
 
 func TestModelRemainingIsACap(t *testing.T) {
@@ -813,18 +819,14 @@ func TestModelWindowRefusalHoldsToTheWindowsEnd(t *testing.T) {
 	m := testModel()
 	stated := func(o observation) observation { o.q.Window = time.Second; return o }
 	m.observe(stated(ans(1, 1, 0, 0.002, 10, 8, 1.002)))
-	o := stated(ans(2, 2, 0.32, 0.321, 10, 0, 1.321))
-	o.status, o.q.RetryAfter = http.StatusTooManyRequests, time.Second
-	p := m.observe(o)
+	p := m.observe(refused(stated(ans(2, 2, 0.32, 0.321, 10, 0, 1.321)), time.Second))
 	require.True(t, p.holdOn)
 	assert.InDelta(t, 1.003*sec, float64(p.hold), 2e6, "hold %v", time.Duration(p.hold))
 
 	// Nothing shows where the window started: the reset's latest end.
 	m = testModel()
 	m.observe(ans(1, 1, 0, 0.002, 10, 8, 1.002))
-	o = ans(2, 2, 0.32, 0.321, 10, 0, 1.321)
-	o.status, o.q.RetryAfter = http.StatusTooManyRequests, time.Second
-	p = m.observe(o)
+	p = m.observe(refused(ans(2, 2, 0.32, 0.321, 10, 0, 1.321), time.Second))
 	assert.InDelta(t, 2.004*sec, float64(p.hold), 1e6, "hold %v", time.Duration(p.hold))
 }
 
