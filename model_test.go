@@ -768,7 +768,7 @@ func TestModelRetryAfterAtACoarseResetWaitsForItsLatestEnd(t *testing.T) {
 // at no less than its steady rate: spent at once, it left nothing between
 // one client's requests for the others on the quota, whose probes a few
 // milliseconds after the turn were refused (four clients on
-// express-rate-limit's 10 per 1 s: 13-25 429s in 12 s).
+// express-rate-limit's 10 per 1 s: 10-15 429s in 12 s).
 func TestModelBlindFixedWindowIsSpreadNotBurst(t *testing.T) {
 	m := testModel()
 	stated := func(o observation) observation { o.q.Window = time.Second; return o }

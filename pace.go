@@ -366,7 +366,7 @@ func (m *model) spread(o observation, e instant, sl float64) {
 			// per 1 s).
 			m.plan.burst = 1
 		}
-	case blind && steady > 0 && m.plan.capEnd != never:
+	case blind && steady > 0:
 		// The window may end at any moment, or not before its cap does
 		// (a window of a second, whose whole-second resets read "1" all
 		// through it). Spent at once, it leaves nothing for the other
@@ -377,10 +377,10 @@ func (m *model) spread(o observation, e instant, sl float64) {
 		// leaves them room, and a lone client still spends it before
 		// an early end. (Four clients on express-rate-limit's 10 per
 		// 1 s: the client that opened a window spent it within 10 ms,
-		// and the others' probes a few milliseconds later drew 10-25
-		// 429s in 12 s; 2-9 spread so. A lone client on ulule's 10 per 1 s
-		// served 120 of 120 at once, 113-114 spread so, 107-108 spread
-		// over the whole time to the cap's end.)
+		// and the others' probes a few milliseconds later drew 10-15
+		// 429s in 12 s; 2-9 spread so. A lone client on ulule's 10 per
+		// 1 s served 120 of 120 at once, 113-114 spread so, 107-108
+		// spread over the whole time to the cap's end.)
 		r = max(safety*steady*m.share, left/(max(m.plan.capEnd.sub(o.arrived)/2, minHorizon)/float64(time.Second)))
 		m.plan.burst = smallBurst
 	}
