@@ -93,7 +93,8 @@ func (m *model) capEnd(o observation, sl float64) instant {
 			end = min(end, whole)
 		}
 	}
-	if m.winLen > 0 && (m.stated || m.crossings > 0) {
+	told := !m.stated && m.windowTold()
+	if m.winLen > 0 && (m.stated || told || m.crossings > 0) {
 		// A window ends no later than its length after its first
 		// answer (that request was counted in it), once the server or
 		// a crossing has shown where windows start. A stated length
@@ -103,12 +104,19 @@ func (m *model) capEnd(o observation, sl float64) instant {
 		// ticks from the first request after the last). An inferred
 		// one may be short where resets are truncated (a delta of
 		// 2.9 s reads 2): not before the reset, until the windows are
-		// shown to end by their resets.
+		// shown to end by their resets. A length that a rate told
+		// gives the server's limit (fitRead) holds from the first
+		// window on, whatever the resets say: by then a window from
+		// its first request has ended, and a sliding log has given
+		// that request back. (Flask-Limiter's
+		// log of 10 per 1 s, told 10/s: its reset, the newest
+		// request's second plus two, held each window a second or
+		// more past its end, 54 of 120 served in 12 s.)
 		wEnd := m.winT0.add(m.winLen)
-		if !m.stated && !m.onTime {
+		if !m.stated && !told && !m.onTime {
 			wEnd = max(wEnd, e)
 		}
-		if wEnd >= e.add(-sl) {
+		if told || wEnd >= e.add(-sl) {
 			end = min(end, wEnd.add(lat))
 		}
 	}

@@ -212,6 +212,10 @@ type model struct {
 	// retriedEarly: the last refusal, from a sliding window, was retried
 	// before the end it was given (cooldown); a success clears it.
 	retriedEarly bool
+	// notLog: alone on the server, this client was given back more than a
+	// sliding log holding its requests for a window would have: whatever
+	// else the server is, no such log (weighLog).
+	notLog bool
 	// heldAsTold: the last hold ended when the server said (Retry-After),
 	// not when a backoff guessed or a reset was read.
 	heldAsTold bool
@@ -451,6 +455,15 @@ func (m *model) remaining(o observation) {
 			others := (1-m.share)*max(2*m.steady()*max(o.arrived.sub(prev.reset), 0)/float64(time.Second), m.srvLimit) + 2
 			short := m.srvLimit - 1 - (r + own)
 			m.crossed(full, m.winLen > 0 && o.sent.sub(prev.reset) < m.winLen/2, short > others)
+		}
+		if sameWin && m.kind == kindRefill && !m.bucket && m.weighLog(o, prev, r, own) {
+			// A rise inside a window by a lump that a sliding log gives
+			// back and a sliding counter does not: a log, whose
+			// give-back is measured as a bucket's.
+			m.bucket, m.refilled = true, true
+			if !m.availRef.ok {
+				m.availRef = prev
+			}
 		}
 		m.countShare(o, prev, r, own, sameWin, newer)
 	}

@@ -153,6 +153,13 @@ func (m *model) fitRead() {
 	fit(m.logWin)
 }
 
+// windowTold reports whether the window's length is the one a rate told
+// (Config.Limit) gives the server's limit: read so, or fitted to it
+// (fitRead).
+func (m *model) windowTold() bool {
+	return m.told() && m.srvLimit > 0 && m.winLen == m.srvLimit/m.ceiling*float64(time.Second)
+}
+
 // mayBeLog reports whether the server may be a sliding log: a bucket whose
 // reset moves on with the clock (not when it is full: GCRA), seen to give
 // back, but not shown to refill at a rate.
@@ -169,17 +176,26 @@ func (m *model) mayBeLog() bool {
 // and it was counted no sooner than it went. Other clients' requests in
 // the log, and this client's in flight, only leave fewer of those in it.
 // A log gives back in the order it counted, so the bound holds whatever
-// the others do. (Flask-Limiter's reset, its whole second plus one, reads
-// a 3 s window as 4 s: paced at 7.1/s for the first window and lower
-// after, 108 of 120 in 12 s.)
+// the others do. Only requests sent no later than o count: one sent after
+// it and answered first may have been counted after it, not yet in the
+// log that answered o. (Flask-Limiter's reset, its whole second plus one,
+// reads a 3 s window as 4 s: paced at 7.1/s for the first window and lower
+// after, 108 of 120 in 12 s. nest's log of 1 s, its burst answered out of
+// order, was bounded at 9 ms and spent at 1000/s: a 429 every window.)
 func (m *model) logBound(o observation, r float64) {
-	n := min(m.sends.n, sendLogSize)
+	var before [sendLogSize]instant // on the stack: sorted, not the log itself
+	n := 0
+	for _, t := range m.sends.at[:min(m.sends.n, sendLogSize)] {
+		if t <= o.sent {
+			before[n] = t
+			n++
+		}
+	}
 	held := int(math.Ceil(m.srvLimit - r))
 	if held < 0 || held >= n {
 		return
 	}
-	all := m.sends.at // a copy, on the stack: sorted, not the log itself
-	sends := all[:n]
+	sends := before[:n]
 	slices.Sort(sends)
 	w := o.arrived.sub(sends[n-1-held]) // the newest of this client's given back
 	if m.logWin == 0 || w < m.logWin {
@@ -550,15 +566,48 @@ func (m *model) logReturn(o observation) instant {
 // have given back after from and by o's arrival: at least that many, for
 // the log of sends keeps only the latest.
 func (m *model) logReturns(from instant, o observation) float64 {
-	hold := m.logHold(o)
+	return m.sends.returned(m.logHold(o), from, o.arrived)
+}
+
+// returned counts the sends that a log holding each for hold gives back
+// after from and by to (none if hold is not positive).
+func (l *sendLog) returned(hold float64, from, to instant) float64 {
 	if hold <= 0 {
 		return 0
 	}
 	n := 0.0
-	for i := range min(m.sends.n, sendLogSize) {
-		if back := m.sends.at[i].add(hold); back > from && back <= o.arrived {
+	for i := range min(l.n, sendLogSize) {
+		if back := l.at[i].add(hold); back > from && back <= to {
 			n++
 		}
 	}
 	return n
+}
+
+// weighLog weighs what came back between the causal answers prev and o (o
+// told r left, own sent between) against a sliding log. It reports a log's
+// lump: no more than the log gives back of this client's requests a whole
+// window after they went, and more than a sliding counter gives back
+// meanwhile (its last window's count, spread over the window). Whole-second
+// resets cannot show a log of a second by moving on with the clock (they
+// move a second or less inside a window: see remaining). (Flask-Limiter's
+// log of 10 per 1 s, told 10/s: a window after a burst of two, its probe
+// was told one left, read as a counter whose last window counted one, and
+// held a second to the counter's next tick.) A client alone that is given
+// back more than such a log would have (by more than one overtaken on the
+// way) is on no such log, whatever lumps follow (notLog): a counter that
+// reads its clock in whole seconds gives back a third of a 3 s window at
+// each tick, as much, now and then, as this client's paced requests of a
+// window before.
+func (m *model) weighLog(o observation, prev answer, r, own float64) bool {
+	if m.winLen <= 0 || m.srvLimit <= 0 || m.notLog {
+		return false
+	}
+	back := r - prev.remaining + own
+	logged := m.sends.returned(m.winLen+o.arrived.sub(o.sent), prev.arrived, o.arrived)
+	if m.share >= 1 && back > logged+1 {
+		m.notLog = true
+		return false
+	}
+	return back >= m.giveBack()*o.arrived.sub(prev.arrived)+1 && back <= logged
 }

@@ -1,0 +1,103 @@
+package throttle
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The server model against sliding logs whose windows are as short as a
+// whole-second reset's slack: what a told rate says of the window, what a
+// log's give-back says of the log, and what answers out of order do not.
+
+// flaskReset is Flask-Limiter's reset for a request answered at (seconds
+// on the client's clock, the server's whole second ticking at phase): the
+// second of the newest request in its log, plus two.
+func flaskReset(at, phase float64) float64 {
+	return math.Floor(at+phase) + 2 - phase
+}
+
+// Flask-Limiter's moving window of 10 per 1 s, told 10/s: its reset reads
+// the window as 2 s and places its end a second or more after it. The told
+// rate gives the window (the server's limit over it), and a window spent
+// from its first answer on is probed a window after that answer, not at
+// the reset's latest end, where 10 of the 20 a window could serve were
+// lost every 2 s (54 of 120 in 12 s).
+func TestModelToldWindowEndsByItsLength(t *testing.T) {
+	m := newModel(float64(10*time.Minute), PaceEven, 10)
+	var p plan
+	for k := 1; k <= 10; k++ {
+		at := 0.105 * float64(k-1)
+		p = m.observe(ans(float64(k), float64(k), at, at+0.003, 10, float64(10-k), flaskReset(at+0.003, 0.8)))
+	}
+	require.Equal(t, 2*sec, m.winRead, "read from the resets")
+	require.Equal(t, sec, m.winLen, "the told rate's window")
+	assert.InDelta(t, 1.006*sec, float64(p.capEnd), 1e6, "a window after the first answer, and its latency")
+	assert.Equal(t, 10.0, p.capSeq(secs(1)), "nothing more before then")
+}
+
+// A lone client told 10/s on a sliding log of 10 per 1 s opens a window
+// with two requests at once and spends the rest at its pace. A window after
+// the two, its probe is told one left: the log gave both back, and a
+// sliding counter, whose last window counted one (the window's first
+// answer found nine left), would have given back a sixth of one. Read as
+// such a counter, the cap grew at a request a second from its next tick, a
+// second on; read as a log, it grows from when the log gives back this
+// client's next request.
+func TestModelLogsLumpIsNoSlidingCounters(t *testing.T) {
+	m := newModel(float64(10*time.Minute), PaceEven, 10)
+	sent := []float64{0, 0.001}
+	for k := 3; k <= 10; k++ {
+		sent = append(sent, 0.105*float64(k-2))
+	}
+	for k, at := range sent {
+		m.observe(ans(float64(k+1), float64(k+1), at, at+0.003, 10, float64(9-k), flaskReset(at+0.003, 0.3)))
+	}
+	require.Equal(t, sec, m.winLen)
+	p := m.observe(ans(11, 11, 1.004, 1.007, 10, 1, flaskReset(1.007, 0.3)))
+	assert.Equal(t, kindRefill, m.kind)
+	assert.True(t, m.mayBeLog(), "a log")
+	assert.Less(t, float64(p.capAt), 1.2*sec, "grown from the log's next give-back, not a tick a second on")
+	assert.GreaterOrEqual(t, p.capSeq(secs(1.5)), 14.0, "four more by 1.5 s: the log gave back those sent until 0.42 s")
+}
+
+// A counter that reads its clock in whole seconds gives back a third of its
+// last 3 s window at each tick, now and then as much as a log would have of
+// this client's paced requests. Given back more than such a log would, a
+// client alone knows the server is none, and reads no later lump as one.
+func TestModelMoreThanALogGivesBackIsNoLog(t *testing.T) {
+	m := testModel()
+	m.kind, m.srvLimit, m.winLen, m.winFirst = kindRefill, 30, 3*sec, 27 // its last window counted 3
+	for at := 0.0; at < 3; at += 0.1 {
+		m.sends.add(secs(at))
+	}
+	prev := answer{ok: true, seq: 30, remaining: 0, arrived: secs(3.05)}
+	o := ans(31, 31, 3.5, 3.502, 30, 9, 6)
+	require.False(t, m.weighLog(o, prev, 9, 1), "ten back where a log gives back five")
+	require.True(t, m.notLog)
+	o = ans(31, 31, 3.52, 3.522, 30, 4, 6)
+	assert.False(t, m.weighLog(o, prev, 4, 1), "five back, as a log would: still no log")
+}
+
+// Answers out of order do not bound a log's window: the log that answered
+// a request had not counted those sent after it, whose answers came first.
+// (nest's log of 1 s was bounded at 9 ms by its burst's answers and spent
+// at 1000/s, a 429 every window.)
+func TestModelLogBoundIgnoresLaterRequests(t *testing.T) {
+	m := testModel()
+	m.kind, m.bucket, m.refilled = kindRefill, true, true
+	m.srvLimit, m.winLen, m.winRead = 10, sec, sec
+	for k := range 10 {
+		m.sends.add(secs(0.105 * float64(k)))
+	}
+	m.sends.add(secs(1.05))
+	for _, seq := range []float64{12, 13, 15, 16, 18, 17} { // answered in this order
+		m.sends.add(secs(2.04 + 0.001*(seq-12)))
+	}
+	o := ans(17, 21, 2.045, 2.048, 10, 5, 0)
+	m.logBound(o, 5)
+	assert.InDelta(t, 0.998*sec, m.logWin, 1e6, "the request sent at 1.05 s was given back by 2.048 s")
+}
