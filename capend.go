@@ -96,28 +96,37 @@ func (m *model) capEnd(o observation, sl float64) instant {
 	told := !m.stated && m.windowTold()
 	if m.winLen > 0 && (m.stated || told || m.crossings > 0) {
 		// A window ends no later than its length after its first
-		// answer (that request was counted in it), once the server or
-		// a crossing has shown where windows start. A stated length
-		// is exact, and so that bound holds up to a slack before the
-		// reset: the reset was rounded up (express-rate-limit's, by up
-		// to a second, probed 0.2–0.9 s late at each window, which
-		// ticks from the first request after the last). An inferred
-		// one may be short where resets are truncated (a delta of
-		// 2.9 s reads 2): not before the reset, until the windows are
-		// shown to end by their resets. A length that a rate told
-		// gives the server's limit (fitRead) holds from the first
-		// window on, whatever the resets say: by then a window from
-		// its first request has ended, and a sliding log has given
-		// that request back. (Flask-Limiter's
-		// log of 10 per 1 s, told 10/s: its reset, the newest
-		// request's second plus two, held each window a second or
-		// more past its end, 54 of 120 served in 12 s.)
-		wEnd := m.winT0.add(m.winLen)
+		// answer (that request was counted in it), once the server,
+		// a crossing or a rate told has shown where windows start
+		// and how long they are. A stated length is exact, and so
+		// that bound holds up to a slack before the reset: the reset
+		// was rounded up (express-rate-limit's, by up to a second,
+		// probed 0.2–0.9 s late at each window, which ticks from the
+		// first request after the last). An inferred one may be short
+		// where resets are truncated (a delta of 2.9 s reads 2): not
+		// before the reset, until the windows are shown to end by
+		// their resets. A length that a rate told gives the server's
+		// limit, a second under what the resets read (windowTold),
+		// holds from the first window on: the resets are a second
+		// late, and by then a window from its first request has
+		// ended, and a sliding log has given that request back.
+		// (Flask-Limiter's log of 10 per 1 s, told 10/s: its reset,
+		// the newest request's second plus two, held each window a
+		// second or more past its end, 54 of 120 served in 12 s.)
+		wEnd := m.winT0.add(m.winLen + lat)
 		if !m.stated && !told && !m.onTime {
-			wEnd = max(wEnd, e)
+			wEnd = max(wEnd, e.add(lat))
 		}
-		if told || wEnd >= e.add(-sl) {
-			end = min(end, wEnd.add(lat))
+		if told && wEnd <= o.arrived {
+			// Past that window and still spent: the server is a log,
+			// or its window began later than the resets showed; a log
+			// gives back the oldest request of this client's that it
+			// holds a window after it went, and a window begun by one
+			// of this client's requests ends then too.
+			wEnd = m.logReturn(o)
+		}
+		if told || wEnd >= e.add(lat-sl) {
+			end = min(end, wEnd)
 		}
 	}
 	return end

@@ -212,6 +212,10 @@ type model struct {
 	// retriedEarly: the last refusal, from a sliding window, was retried
 	// before the end it was given (cooldown); a success clears it.
 	retriedEarly bool
+	// toldShort: a probe at the end of the window a told rate gives the
+	// server's limit was refused: the rate told is above the server's,
+	// and its window ends no sooner than the resets say (windowTold).
+	toldShort bool
 	// notLog: alone on the server, this client was given back more than a
 	// sliding log holding its requests for a window would have: whatever
 	// else the server is, no such log (weighLog).
@@ -268,7 +272,8 @@ func (m *model) uniform() float64 { return float64(m.jitter.Uint64()>>11) / (1 <
 
 // observe folds one answer into the model and returns the plan.
 func (m *model) observe(o observation) plan {
-	m.plan.holdOn, m.plan.spare = false, 0 // each answer's own
+	probe := m.plan.capOn && m.plan.capEnd != never && o.sent >= m.plan.capEnd // sent at the cap's end
+	m.plan.holdOn, m.plan.spare = false, 0                                     // each answer's own
 	q := o.q
 	quota := q.Remaining >= 0 || q.Limit >= 0
 	if !m.answered && !quota {
@@ -297,7 +302,7 @@ func (m *model) observe(o observation) plan {
 		m.winLen, m.stated = float64(q.Window), true
 	}
 	if o.status < 400 {
-		m.sends.add(o.sent) // counted by the server
+		m.sends.add(o.sent, o.arrived) // counted by the server
 	}
 	switch {
 	case q.Remaining >= 0:
@@ -323,6 +328,7 @@ func (m *model) observe(o observation) plan {
 	}
 	if limited(o.status, q) {
 		m.holdsToReset = m.holdsToReset || m.bucket && !m.refilled
+		m.toldShort = m.toldShort || probe && m.windowTold()
 		m.cooldown(o)
 	} else if o.status < 400 && m.aimd {
 		if m.first && o.sent >= m.cut {
@@ -413,10 +419,7 @@ func (m *model) remaining(o observation) {
 				// comes back as time passes, at a rate to measure as a
 				// bucket's (Bucket4j states nothing else), from the
 				// answer before the rise on.
-				m.bucket = true
-				if !m.availRef.ok {
-					m.availRef = prev
-				}
+				m.measureFrom(prev)
 			}
 		case sameWin && m.bucket && prev.remaining < 0.5 && !limited(o.status, o.q):
 			m.refilled = true // admitted after nothing was left: one came back
@@ -460,10 +463,8 @@ func (m *model) remaining(o observation) {
 			// A rise inside a window by a lump that a sliding log gives
 			// back and a sliding counter does not: a log, whose
 			// give-back is measured as a bucket's.
-			m.bucket, m.refilled = true, true
-			if !m.availRef.ok {
-				m.availRef = prev
-			}
+			m.refilled = true
+			m.measureFrom(prev)
 		}
 		m.countShare(o, prev, r, own, sameWin, newer)
 	}

@@ -71,8 +71,9 @@ func TestModelLogsLumpIsNoSlidingCounters(t *testing.T) {
 func TestModelMoreThanALogGivesBackIsNoLog(t *testing.T) {
 	m := testModel()
 	m.kind, m.srvLimit, m.winLen, m.winFirst = kindRefill, 30, 3*sec, 27 // its last window counted 3
+	m.logWin, m.shareSeen = 3*sec, true                                  // a window as a log would hold it; alone, and seen so
 	for at := 0.0; at < 3; at += 0.1 {
-		m.sends.add(secs(at))
+		m.sends.add(secs(at), secs(at+0.002))
 	}
 	prev := answer{ok: true, seq: 30, remaining: 0, arrived: secs(3.05)}
 	o := ans(31, 31, 3.5, 3.502, 30, 9, 6)
@@ -83,21 +84,71 @@ func TestModelMoreThanALogGivesBackIsNoLog(t *testing.T) {
 }
 
 // Answers out of order do not bound a log's window: the log that answered
-// a request had not counted those sent after it, whose answers came first.
-// (nest's log of 1 s was bounded at 9 ms by its burst's answers and spent
-// at 1000/s, a 429 every window.)
-func TestModelLogBoundIgnoresLaterRequests(t *testing.T) {
+// a request had not counted those answered since it went. nest's log of
+// 10 per 1 s counted a burst of eight in another order than it went, and
+// answered them in a third; bounded by the requests answered first, its
+// window was 12 ms, and spent at 1000/s it drew a 429 every window.
+func TestModelLogBoundIgnoresRequestsAnsweredSince(t *testing.T) {
 	m := testModel()
 	m.kind, m.bucket, m.refilled = kindRefill, true, true
 	m.srvLimit, m.winLen, m.winRead = 10, sec, sec
 	for k := range 10 {
-		m.sends.add(secs(0.105 * float64(k)))
+		at := 0.105 * float64(k)
+		m.sends.add(secs(at), secs(at+0.003))
 	}
-	m.sends.add(secs(1.05))
-	for _, seq := range []float64{12, 13, 15, 16, 18, 17} { // answered in this order
-		m.sends.add(secs(2.04 + 0.001*(seq-12)))
+	m.sends.add(secs(1.05), secs(1.057)) // still held at 2.048
+	// Sent 2.036 s on, one a millisecond; counted 12, 15, 16, 17, 18, 13,
+	// 19, 14 (8 left down to 1); answered in this order.
+	sent := func(seq float64) instant { return secs(2.036 + 0.001*(seq-12)) }
+	for _, a := range []struct{ seq, at float64 }{{12, 2.041}, {15, 2.043}, {16, 2.045}, {13, 2.048}, {18, 2.048}} {
+		m.sends.add(sent(a.seq), secs(a.at))
 	}
-	o := ans(17, 21, 2.045, 2.048, 10, 5, 0)
+	o := ans(17, 19, 2.041, 2.048, 10, 5, 0)
+	m.sends.add(o.sent, o.arrived)
 	m.logBound(o, 5)
-	assert.InDelta(t, 0.998*sec, m.logWin, 1e6, "the request sent at 1.05 s was given back by 2.048 s")
+	assert.InDelta(t, 1.418*sec, m.logWin, 1e6, "five held, o's among them: the request sent at 0.63 s had been given back")
+}
+
+// A told window that has passed while what is left is still spent (a
+// burst after a pause, on a log whose resets never showed a new window)
+// ends when the log gives back the oldest request of this client's that it
+// holds, not at the told window after the first answer, long past: a cap
+// ended before the answer that set it is none.
+func TestModelPassedToldWindowEndsAtTheLogsReturn(t *testing.T) {
+	m := newModel(float64(10*time.Minute), PaceEven, 10)
+	m.observe(ans(1, 1, 0, 0.003, 10, 9, flaskReset(0.003, 0.3)))
+	var p plan
+	for k := 2; k <= 10; k++ {
+		at := 1.5 + 0.01*float64(k-2)
+		p = m.observe(ans(float64(k), float64(k), at, at+0.003, 10, float64(10-k), flaskReset(at+0.003, 0.3)))
+	}
+	require.Equal(t, sec, m.winLen)
+	assert.InDelta(t, 2.503*sec, float64(p.capEnd), 1e6, "the request sent at 1.5 s is given back a window on")
+}
+
+// Told a rate above the server's (Config.Limit is a ceiling), the window it
+// gives the server's limit is too short: its end is probed once, and a
+// refusal there leaves the window to the resets.
+func TestModelToldWindowRefusedAtItsEndIsTooShort(t *testing.T) {
+	m := newModel(float64(10*time.Minute), PaceEven, 15) // the server: 30 per 3 s
+	var p plan
+	for k := 1; k <= 30; k++ {
+		at := 0.06 * float64(k-1)
+		p = m.observe(ans(float64(k), float64(k), at, at+0.002, 30, float64(30-k), 3))
+	}
+	require.True(t, m.windowTold(), "3 s read, 2 s told: within the reading's second")
+	require.InDelta(t, 2.004*sec, float64(p.capEnd), 1e6, "a told window after the first answer")
+	m.observe(refused(ans(31, 31, 2.004, 2.006, 30, 0, 3), 0))
+	assert.True(t, m.toldShort)
+	assert.False(t, m.windowTold())
+}
+
+// A refusal inside a window gives nothing back, whatever its count says:
+// it rules no log out.
+func TestModelRefusalIsNoEvidenceAgainstALog(t *testing.T) {
+	m := testModel()
+	m.kind, m.srvLimit, m.winLen, m.logWin, m.shareSeen = kindRefill, 10, sec, sec, true
+	prev := answer{ok: true, seq: 10, remaining: 0, arrived: secs(0.9)}
+	assert.False(t, m.weighLog(refused(ans(13, 13, 0.95, 0.951, 10, 0, 1), 0), prev, 0, 3))
+	assert.False(t, m.notLog)
 }

@@ -1384,7 +1384,7 @@ func TestModelLogRefillIsWhatItCounted(t *testing.T) {
 	var sent []float64
 	for at := 0.0; at < 2.9; at += 0.2 {
 		sent = append(sent, at)
-		m.sends.add(secs(at))
+		m.sends.add(secs(at), secs(at+0.002))
 	}
 	seq := float64(len(sent))
 	for at := 3.0; at < 5; at += 0.1 {

@@ -82,6 +82,15 @@ func (m *model) measureAvail(o observation, r float64) {
 	m.availRef = answer{ok: true, seq: o.seq, arrived: o.arrived, remaining: r}
 }
 
+// measureFrom reads the server as a bucket whose give-back is measured
+// (measureAvail) from the answer a, if from none yet.
+func (m *model) measureFrom(a answer) {
+	m.bucket = true
+	if !m.availRef.ok {
+		m.availRef = a
+	}
+}
+
 // crossed classifies the server at the first causal answer of a new window,
 // sent early after the old window's reset, born full or not. A fixed window
 // is shown by a full refill after a window of which a good part was used: a
@@ -147,17 +156,31 @@ func (m *model) fitRead() {
 			m.winLen = w
 		}
 	}
-	if m.told() && m.srvLimit > 0 && m.winRead > coarseSlack {
-		fit(m.srvLimit / m.ceiling * float64(time.Second))
+	if w := m.toldWindow(); w > 0 && m.winRead > coarseSlack {
+		fit(w)
 	}
 	fit(m.logWin)
 }
 
-// windowTold reports whether the window's length is the one a rate told
-// (Config.Limit) gives the server's limit: read so, or fitted to it
-// (fitRead).
+// toldWindow is the window a rate told (Config.Limit) gives the server's
+// limit, in ns; 0 where either is not known.
+func (m *model) toldWindow() float64 {
+	if !m.told() || m.srvLimit <= 0 {
+		return 0
+	}
+	return m.srvLimit / m.ceiling * float64(time.Second)
+}
+
+// windowTold reports whether the window was read from whole-second
+// resets as a second longer than its length, and fitted to the one a rate
+// told gives the server's limit (fitRead), and no probe at its end has
+// shown it short (toldShort): the resets are then a second late (Flask-
+// Limiter's, its newest request's second plus two). A reading as long as
+// the told window is no sign of that: a sliding counter's resets read so
+// (httprate's), and it refuses a probe a window after the first answer
+// while that window's count still weighs.
 func (m *model) windowTold() bool {
-	return m.told() && m.srvLimit > 0 && m.winLen == m.srvLimit/m.ceiling*float64(time.Second)
+	return !m.toldShort && m.winLen > 0 && m.winLen < m.winRead && m.winLen == m.toldWindow()
 }
 
 // mayBeLog reports whether the server may be a sliding log: a bucket whose
@@ -176,28 +199,31 @@ func (m *model) mayBeLog() bool {
 // and it was counted no sooner than it went. Other clients' requests in
 // the log, and this client's in flight, only leave fewer of those in it.
 // A log gives back in the order it counted, so the bound holds whatever
-// the others do. Only requests sent no later than o count: one sent after
-// it and answered first may have been counted after it, not yet in the
-// log that answered o. (Flask-Limiter's reset, its whole second plus one,
-// reads a 3 s window as 4 s: paced at 7.1/s for the first window and lower
-// after, 108 of 120 in 12 s. nest's log of 1 s, its burst answered out of
-// order, was bounded at 9 ms and spent at 1000/s: a 429 every window.)
+// the others do. Only requests answered before o was sent count: those
+// the log had counted before o for sure. One answered since may have been
+// counted after o, not yet in the log that answered o; of the requests
+// counted before it, at most Limit − r − 1 were still in it, and so one
+// sent no sooner than the (Limit − r)th newest of them had been given
+// back. (Flask-Limiter's reset, its whole second plus one, reads a 3 s
+// window as 4 s: paced at 7.1/s for the first window and lower after, 108
+// of 120 in 12 s. nest's log of 1 s, its burst answered out of order, was
+// bounded at 9 ms and spent at 1000/s: a 429 every window.)
 func (m *model) logBound(o observation, r float64) {
 	var before [sendLogSize]instant // on the stack: sorted, not the log itself
 	n := 0
-	for _, t := range m.sends.at[:min(m.sends.n, sendLogSize)] {
-		if t <= o.sent {
-			before[n] = t
+	for i := range min(m.sends.n, sendLogSize) {
+		if m.sends.answered[i] < o.sent {
+			before[n] = m.sends.at[i]
 			n++
 		}
 	}
-	held := int(math.Ceil(m.srvLimit - r))
-	if held < 0 || held >= n {
+	held := int(math.Ceil(m.srvLimit - r)) // o's among them
+	if held < 1 || held > n {
 		return
 	}
 	sends := before[:n]
 	slices.Sort(sends)
-	w := o.arrived.sub(sends[n-1-held]) // the newest of this client's given back
+	w := o.arrived.sub(sends[n-held]) // no sooner than the newest of this client's given back
 	if m.logWin == 0 || w < m.logWin {
 		m.logWin = w
 		m.fitRead()
@@ -514,16 +540,26 @@ func (m *model) nextTick(o observation) instant {
 // counted (answered, not refused), in no order: answers overtake one
 // another. It holds sendLogSize: of a larger window's requests only the
 // newest, so the oldest it holds is no older than the oldest counted.
+// Each request's answer instant is kept beside it.
 type sendLog struct {
-	at [sendLogSize]instant
-	n  int // how many were added, all told
+	at       [sendLogSize]instant
+	answered [sendLogSize]instant
+	n        int // how many were added, all told
 }
 
 const sendLogSize = 64
 
-func (l *sendLog) add(t instant) {
-	l.at[l.n%sendLogSize] = t
+func (l *sendLog) add(sent, answered instant) {
+	l.at[l.n%sendLogSize], l.answered[l.n%sendLogSize] = sent, answered
 	l.n++
+}
+
+// complete reports whether the log still holds every request sent after t.
+func (l *sendLog) complete(t instant) bool {
+	if l.n <= sendLogSize {
+		return true
+	}
+	return slices.Min(l.at[:]) <= t
 }
 
 // logHold is how long a sliding log holds a request of this client's, as
@@ -595,17 +631,19 @@ func (l *sendLog) returned(hold float64, from, to instant) float64 {
 // was told one left, read as a counter whose last window counted one, and
 // held a second to the counter's next tick.) A client alone that is given
 // back more than such a log would have (by more than one overtaken on the
-// way) is on no such log, whatever lumps follow (notLog): a counter that
+// way), once its share is seen, is on no such log, whatever lumps follow
+// (notLog): a counter that
 // reads its clock in whole seconds gives back a third of a 3 s window at
 // each tick, as much, now and then, as this client's paced requests of a
 // window before.
 func (m *model) weighLog(o observation, prev answer, r, own float64) bool {
-	if m.winLen <= 0 || m.srvLimit <= 0 || m.notLog {
-		return false
+	hold := m.logHold(o)
+	if m.notLog || hold <= 0 || m.srvLimit <= 0 || limited(o.status, o.q) || !m.sends.complete(prev.arrived.add(-hold)) {
+		return false // a refusal may not have been counted: it shows nothing
 	}
 	back := r - prev.remaining + own
-	logged := m.sends.returned(m.winLen+o.arrived.sub(o.sent), prev.arrived, o.arrived)
-	if m.share >= 1 && back > logged+1 {
+	logged := m.logReturns(prev.arrived, o)
+	if m.shareSeen && m.share >= 1 && back > logged+1 {
 		m.notLog = true
 		return false
 	}
