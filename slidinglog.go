@@ -1,0 +1,174 @@
+package throttle
+
+import (
+	"math"
+	"slices"
+)
+
+// The evidence of a sliding log (Flask-Limiter's moving window, nest's
+// throttler): the send instants of the requests the server counted
+// (sendLog), how long a log holds one and when it gives the oldest back
+// (logHold, logReturn), what its give-back says of its window (logBound),
+// and whether a lump given back is a log's or a sliding counter's
+// (weighLog). Part of the server model (model.go): pure, no clock, no lock.
+
+// mayBeLog reports whether the server may be a sliding log: a bucket whose
+// reset moves on with the clock (not when it is full: GCRA), seen to give
+// back, but not shown to refill at a rate.
+func (m *model) mayBeLog() bool {
+	return m.bucket && m.refilled && !m.fullAt && !m.tokens && m.srvLimit > 0
+}
+
+// logBound bounds the window of a server that may be a sliding log (a
+// reset that moves on with the clock, a refill seen, but none at a rate)
+// by what it has given back of this client's requests when it answered o,
+// told r left. The log then held Limit − r requests, o's among them, so at
+// most that many of this client's answered requests were still in it: the
+// next newest of them had been given back, a window after it was counted,
+// and it was counted no sooner than it went. Other clients' requests in
+// the log, and this client's in flight, only leave fewer of those in it.
+// A log gives back in the order it counted, so the bound holds whatever
+// the others do. Only requests answered before o was sent count: those
+// the log had counted before o for sure. One answered since may have been
+// counted after o, not yet in the log that answered o; of the requests
+// counted before it, at most Limit − r − 1 were still in it, and so one
+// sent no sooner than the (Limit − r)th newest of them had been given
+// back. (Flask-Limiter's reset, its whole second plus one, reads a 3 s
+// window as 4 s: paced at 7.1/s for the first window and lower after, 108
+// of 120 in 12 s. nest's log of 1 s, its burst answered out of order, was
+// bounded at 9 ms and spent at 1000/s: a 429 every window.)
+func (m *model) logBound(o observation, r float64) {
+	var before [sendLogSize]instant // on the stack: sorted, not the log itself
+	n := 0
+	for i := range min(m.sends.n, sendLogSize) {
+		if m.sends.answered[i] < o.sent {
+			before[n] = m.sends.at[i]
+			n++
+		}
+	}
+	held := int(math.Ceil(m.srvLimit - r)) // o's among them
+	if held < 1 || held > n {
+		return
+	}
+	sends := before[:n]
+	slices.Sort(sends)
+	w := o.arrived.sub(sends[n-held]) // no sooner than the newest of this client's given back
+	if m.logWin == 0 || w < m.logWin {
+		m.logWin = w
+		m.fitRead()
+	}
+}
+
+// A sendLog keeps the send instants of the latest requests a server
+// counted (answered, not refused), in no order: answers overtake one
+// another. It holds sendLogSize: of a larger window's requests only the
+// newest, so the oldest it holds is no older than the oldest counted.
+// Each request's answer instant is kept beside it.
+type sendLog struct {
+	at       [sendLogSize]instant
+	answered [sendLogSize]instant
+	n        int // how many were added, all told
+}
+
+const sendLogSize = 64
+
+func (l *sendLog) add(sent, answered instant) {
+	l.at[l.n%sendLogSize], l.answered[l.n%sendLogSize] = sent, answered
+	l.n++
+}
+
+// complete reports whether the log still holds every request sent after t.
+func (l *sendLog) complete(t instant) bool {
+	if l.n <= sendLogSize {
+		return true
+	}
+	return slices.Min(l.at[:]) <= t
+}
+
+// logHold is how long a sliding log holds a request of this client's, as
+// o reads: a window after the request went, plus a latency (it was counted
+// on arrival). A window read from whole-second resets may be up to a
+// second long (Flask-Limiter's reads 3 s as 4): a second less, until what
+// the log gave back or a rate told has shortened it (fitRead). At most 0:
+// no window known.
+func (m *model) logHold(o observation) float64 {
+	w := m.winLen
+	if o.coarse && m.winLen >= m.winRead && (m.logWin == 0 || m.winLen > m.logWin) {
+		w -= coarseSlack
+	}
+	if w <= 0 {
+		return 0
+	}
+	return w + o.arrived.sub(o.sent)
+}
+
+// logReturn returns when a sliding log gives back the oldest request of
+// this client's that it still holds at o's arrival. o.arrived if none is
+// held, if the log of sends may have
+// lost the oldest (all it keeps are held), or if no window is known:
+// nothing to wait for.
+func (m *model) logReturn(o observation) instant {
+	hold := m.logHold(o)
+	next, held := never, 0
+	for i := range min(m.sends.n, sendLogSize) {
+		if back := m.sends.at[i].add(hold); back > o.arrived {
+			next, held = min(next, back), held+1
+		}
+	}
+	if hold <= 0 || next == never || held == sendLogSize {
+		return o.arrived
+	}
+	return next
+}
+
+// logReturns counts the requests of this client's that a sliding log would
+// have given back after from and by o's arrival: at least that many, for
+// the log of sends keeps only the latest.
+func (m *model) logReturns(from instant, o observation) float64 {
+	return m.sends.returned(m.logHold(o), from, o.arrived)
+}
+
+// returned counts the sends that a log holding each for hold gives back
+// after from and by to (none if hold is not positive).
+func (l *sendLog) returned(hold float64, from, to instant) float64 {
+	if hold <= 0 {
+		return 0
+	}
+	n := 0.0
+	for i := range min(l.n, sendLogSize) {
+		if back := l.at[i].add(hold); back > from && back <= to {
+			n++
+		}
+	}
+	return n
+}
+
+// weighLog weighs what came back between the causal answers prev and o (o
+// told r left, own sent between) against a sliding log. It reports a log's
+// lump: no more than the log gives back of this client's requests a whole
+// window after they went, and more than a sliding counter gives back
+// meanwhile (its last window's count, spread over the window). Whole-second
+// resets cannot show a log of a second by moving on with the clock (they
+// move a second or less inside a window: see remaining). (Flask-Limiter's
+// log of 10 per 1 s, told 10/s: a window after a burst of two, its probe
+// was told one left, read as a counter whose last window counted one, and
+// held a second to the counter's next tick.) A client alone that is given
+// back more than such a log would have (by more than one overtaken on the
+// way), once its share is seen, is on no such log, whatever lumps follow
+// (notLog): a counter that
+// reads its clock in whole seconds gives back a third of a 3 s window at
+// each tick, as much, now and then, as this client's paced requests of a
+// window before.
+func (m *model) weighLog(o observation, prev answer, r, own float64) bool {
+	hold := m.logHold(o)
+	if m.notLog || hold <= 0 || m.srvLimit <= 0 || limited(o.status, o.q) || !m.sends.complete(prev.arrived.add(-hold)) {
+		return false // a refusal may not have been counted: it shows nothing
+	}
+	back := r - prev.remaining + own
+	logged := m.logReturns(prev.arrived, o)
+	if m.shareSeen && m.share >= 1 && back > logged+1 {
+		m.notLog = true
+		return false
+	}
+	return back >= m.giveBack()*o.arrived.sub(prev.arrived)+1 && back <= logged
+}
