@@ -214,7 +214,7 @@ type model struct {
 	retriedEarly bool
 	// toldShort: a probe at the end of the window a told rate gives the
 	// server's limit was refused: the rate told is above the server's,
-	// and its window ends no sooner than the resets say (windowTold).
+	// and the window's end is left to the resets (windowTold).
 	toldShort bool
 	// notLog: alone on the server, this client was given back more than a
 	// sliding log holding its requests for a window would have: whatever

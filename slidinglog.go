@@ -22,21 +22,18 @@ func (m *model) mayBeLog() bool {
 // logBound bounds the window of a server that may be a sliding log (a
 // reset that moves on with the clock, a refill seen, but none at a rate)
 // by what it has given back of this client's requests when it answered o,
-// told r left. The log then held Limit − r requests, o's among them, so at
-// most that many of this client's answered requests were still in it: the
-// next newest of them had been given back, a window after it was counted,
-// and it was counted no sooner than it went. Other clients' requests in
-// the log, and this client's in flight, only leave fewer of those in it.
-// A log gives back in the order it counted, so the bound holds whatever
-// the others do. Only requests answered before o was sent count: those
-// the log had counted before o for sure. One answered since may have been
-// counted after o, not yet in the log that answered o; of the requests
-// counted before it, at most Limit − r − 1 were still in it, and so one
-// sent no sooner than the (Limit − r)th newest of them had been given
-// back. (Flask-Limiter's reset, its whole second plus one, reads a 3 s
-// window as 4 s: paced at 7.1/s for the first window and lower after, 108
-// of 120 in 12 s. nest's log of 1 s, its burst answered out of order, was
-// bounded at 9 ms and spent at 1000/s: a 429 every window.)
+// told r left. The log then held Limit − r requests, o's among them. Of
+// this client's requests answered before o was sent (counted before o for
+// sure: one answered since may have been counted after it), at most
+// Limit − r − 1 were still in it, so one sent no sooner than the
+// (Limit − r)th newest of them had been given back: a window after it was
+// counted, and it was counted no sooner than it went. Other clients'
+// requests in the log only leave fewer of those in it, and a log gives
+// back in the order it counted, so the bound holds whatever the others do.
+// (Flask-Limiter's reset, its whole second plus one, reads a 3 s window as
+// 4 s: paced at 7.1/s for the first window and lower after, 108 of 120 in
+// 12 s. nest's log of 1 s, its burst counted and answered out of order,
+// was bounded at 9 ms and spent at 1000/s: a 429 every window.)
 func (m *model) logBound(o observation, r float64) {
 	var before [sendLogSize]instant // on the stack: sorted, not the log itself
 	n := 0
@@ -152,17 +149,18 @@ func (l *sendLog) returned(hold float64, from, to instant) float64 {
 // move a second or less inside a window: see remaining). (Flask-Limiter's
 // log of 10 per 1 s, told 10/s: a window after a burst of two, its probe
 // was told one left, read as a counter whose last window counted one, and
-// held a second to the counter's next tick.) A client alone that is given
-// back more than such a log would have (by more than one overtaken on the
-// way), once its share is seen, is on no such log, whatever lumps follow
-// (notLog): a counter that
-// reads its clock in whole seconds gives back a third of a 3 s window at
-// each tick, as much, now and then, as this client's paced requests of a
-// window before.
+// held a second to the counter's next tick.) A client alone, its share
+// seen, that is given back more than such a log would have (by more than
+// one overtaken on the way) is on no such log, whatever lumps follow
+// (notLog): a counter that reads its clock in whole seconds gives back a
+// third of a 3 s window at each tick, as much, now and then, as this
+// client's paced requests of a window before. A refusal, which the server
+// may not have counted, shows nothing; nor does a log of sends that may
+// have lost some of a window before.
 func (m *model) weighLog(o observation, prev answer, r, own float64) bool {
 	hold := m.logHold(o)
 	if m.notLog || hold <= 0 || m.srvLimit <= 0 || limited(o.status, o.q) || !m.sends.complete(prev.arrived.add(-hold)) {
-		return false // a refusal may not have been counted: it shows nothing
+		return false
 	}
 	back := r - prev.remaining + own
 	logged := m.logReturns(prev.arrived, o)
