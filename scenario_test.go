@@ -348,6 +348,10 @@ func TestScenarioSlidingLog(t *testing.T) {
 	bare := drf
 	bare.Dialect = throttletest.None
 	told := Config{Limit: 10}
+	// Flask-Limiter's log of 10 per 1 s: its reset, the newest request's
+	// second plus one plus the window, reads the window as 2 s.
+	flask1s := flask
+	flask1s.Quota.Limit, flask1s.Quota.Window = 10, time.Second
 	for _, c := range []struct {
 		name       string
 		server     throttletest.Config
@@ -357,6 +361,7 @@ func TestScenarioSlidingLog(t *testing.T) {
 	}{
 		{"flask", flask, Config{}, 4, 0.90, 0.01},
 		{"flask/told", flask, told, 4, 0.95, 0},
+		{"flask-1s/told", flask1s, told, 12, 0.90, 0}, // 50% until a told window ended by its length
 		{"drf", drf, Config{}, 12, 0.85, 0.02},
 		{"drf/told", drf, told, 12, 0.95, 0},
 		{"bare/told", bare, told, 12, 0.95, 0},
