@@ -86,8 +86,17 @@ func (m *model) capEnd(o observation, sl float64) instant {
 		// answer, when a log has given that request back for sure:
 		// held to the latest reset plus its slack, gin-rate-limit
 		// paced at its steady rate was never refused, so never shown
-		// to hold, and served 59–85 of 120 in 12 s.
-		if first := m.winT0.add(m.winLen - coarseSlack + lat); first > o.arrived {
+		// to hold, and served 59–85 of 120 in 12 s. A window already
+		// shortened from its reading (by a rate told, or by what the
+		// log gave back: fitRead) has no second left to take off:
+		// Flask-Limiter's 3 s, read as 4 and told 10/s, was probed
+		// at 2 s and refused, a 429 and a whole window's Retry-After
+		// in every run.
+		early := coarseSlack
+		if m.winLen < m.winRead {
+			early = 0
+		}
+		if first := m.winT0.add(m.winLen - early + lat); first > o.arrived {
 			end = min(end, first)
 		} else if whole := m.winT0.add(m.winLen + lat); whole > o.arrived {
 			end = min(end, whole)

@@ -13,11 +13,16 @@ import (
 // whole-second reset's slack: what a told rate says of the window, what a
 // log's give-back says of the log, and what answers out of order do not.
 
-// flaskReset is Flask-Limiter's reset for a request answered at (seconds
-// on the client's clock, the server's whole second ticking at phase): the
-// second of the newest request in its log, plus two.
-func flaskReset(at, phase float64) float64 {
-	return math.Floor(at+phase) + 2 - phase
+// flaskReset is Flask-Limiter's reset, for a log of 1 s, for a request
+// answered at (seconds on the client's clock, the server's whole second
+// ticking at phase): the second of the newest request in its log, plus
+// two.
+func flaskReset(at, phase float64) float64 { return flaskResetOf(1, at, phase) }
+
+// flaskResetOf is Flask-Limiter's reset for a log of w seconds: the second
+// of the newest request in it, plus one, plus w.
+func flaskResetOf(w, at, phase float64) float64 {
+	return math.Floor(at+phase) + 1 + w - phase
 }
 
 // Flask-Limiter's moving window of 10 per 1 s, told 10/s: its reset reads
@@ -151,4 +156,23 @@ func TestModelRefusalIsNoEvidenceAgainstALog(t *testing.T) {
 	prev := answer{ok: true, seq: 10, remaining: 0, arrived: secs(0.9)}
 	assert.False(t, m.weighLog(refused(ans(13, 13, 0.95, 0.951, 10, 0, 1), 0), prev, 0, 3))
 	assert.False(t, m.notLog)
+}
+
+// Flask-Limiter's log of 30 per 3 s, told 10/s: its resets read 4 s, the
+// told rate fits the window to 3 s, and the reset moves on with the clock
+// (a bucket, maybe a log). Its first window is probed where a log gives
+// back its first request, a window after it: not a second before that, as
+// where the window is only read (a 429 and a whole window's Retry-After in
+// every run, two 429s of 120).
+func TestModelFittedLogWindowIsProbedAtItsLength(t *testing.T) {
+	m := newModel(float64(10*time.Minute), PaceEven, 10)
+	var p plan
+	for k := 1; k <= 30; k++ {
+		at := 0.055 * float64(k-1)
+		p = m.observe(ans(float64(k), float64(k), at, at+0.003, 30, float64(30-k), flaskResetOf(3, at+0.003, 0.6)))
+	}
+	require.True(t, m.bucket, "the reset moved on with the clock")
+	require.Equal(t, 4*sec, m.winRead)
+	require.Equal(t, 3*sec, m.winLen, "the told rate's window")
+	assert.InDelta(t, 3.006*sec, float64(p.capEnd), 1e6, "a window after the first answer, and its latency")
 }
