@@ -240,8 +240,14 @@ type model struct {
 	// the window's end within a slack of its own reset; the window's end is
 	// in all of those spans, so the soonest bounds the latest end.
 	winEnd instant
-	sends  sendLog // the send instants of the latest requests the server counted
-	jitter rand.PCG
+	// A tick of the server's whole-second clock fell in (tickLo, tickHi]
+	// (learnTick), if ticked.
+	tickLo, tickHi instant
+	ticked         bool
+	tickFits       int     // rises that fitted the ticks seen before them
+	offTick        bool    // a rise fitted no tick seen: the server gives back between ticks
+	sends          sendLog // the send instants of the latest requests the server counted
+	jitter         rand.PCG
 }
 
 // An answer is what the model keeps of one observation; the zero answer
@@ -249,7 +255,8 @@ type model struct {
 type answer struct {
 	ok             bool
 	seq, remaining float64
-	arrived, reset instant
+	sent, arrived  instant // its request's admission, its arrival
+	reset          instant
 	resetOK        bool    // the answer stated its reset
 	admitted       float64 // admissions when it arrived
 }
@@ -423,7 +430,7 @@ func (m *model) remaining(o observation) {
 			}
 		case sameWin && m.bucket && prev.remaining < 0.5 && !limited(o.status, o.q):
 			m.refilled = true // admitted after nothing was left: one came back
-		case sameWin && eOK && m.winE0OK && e.sub(m.winE0) > 3*sl/2 && o.arrived.sub(m.winT0) > 3*sl/2:
+		case sameWin && eOK && m.winE0OK && e.sub(m.winE0) > 3*sl/2 && o.arrived.sub(m.winT0) > 3*sl/2 && !m.unseenTurns(o):
 			// One window by every pair of answers, and yet its reset has
 			// moved on with the clock: a delay until the bucket refills
 			// (tollbooth's "1", GCRA at its equilibrium), not an end.
@@ -465,6 +472,9 @@ func (m *model) remaining(o observation) {
 			// give-back is measured as a bucket's.
 			m.refilled = true
 			m.measureFrom(prev)
+		}
+		if o.coarse && eOK && (sameWin || newer) && r > prev.remaining+0.5 {
+			m.learnTick(prev, o) // more left: something came back between the two
 		}
 		m.countShare(o, prev, r, own, sameWin, newer)
 	}
@@ -569,7 +579,7 @@ func (m *model) remaining(o observation) {
 			behind = 0
 		}
 		*p = plan{rate: p.rate, burst: p.burst, alone: p.alone, capOn: true, capBase: allowed, capAt: growFrom, capGrow: grow, capEnd: end, capRef: seq, capBehind: behind}
-		m.ref = answer{ok: true, seq: seq, arrived: o.arrived, remaining: r, reset: e, resetOK: eOK, admitted: o.admitted}
+		m.ref = answer{ok: true, seq: seq, sent: o.sent, arrived: o.arrived, remaining: r, reset: e, resetOK: eOK, admitted: o.admitted}
 	case older:
 		return // an answer from an older window says nothing of this one
 	default:

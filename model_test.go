@@ -614,6 +614,39 @@ func TestModelSlidingCapGrowsFromTheNextTick(t *testing.T) {
 	assert.InDelta(t, 7.062*sec, float64(p.capAt), 1e6, "grows from %v", time.Duration(p.capAt))
 }
 
+// A sliding window of a second on a whole-second clock (fiber's) counts
+// the last whole second and this one, and says "1" at every answer: no
+// answer places its turns, which come unseen at every tick. The quota that
+// came back between two answers places them, once it has come back twice
+// at one phase. (Grown from each answer, fiber's cap of 10 per 1 s drew a
+// 429 and a second's Retry-After two or three times in 12 s.)
+func TestModelWholeSecondTicksArePlacedByWhatCameBack(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.001, 10, 9, 1.001))
+	m.observe(ans(10, 10, 0.85, 0.851, 10, 0, 1.851))
+	m.observe(ans(11, 11, 2.0, 2.001, 10, 5, 3.001)) // born short: a sliding window
+	require.True(t, m.sliding())
+	m.observe(ans(16, 16, 2.84, 2.841, 10, 0, 3.841))
+	m.observe(ans(17, 17, 3.1, 3.101, 10, 4, 4.101)) // four came back: a tick in (2.84, 3.101]
+	p := m.observe(ans(18, 18, 3.15, 3.151, 10, 3, 4.151))
+	assert.InDelta(t, 3.151*sec, float64(p.capAt), 1e6, "once is no pattern: grows from %v", time.Duration(p.capAt))
+
+	m.observe(ans(21, 21, 3.4, 3.401, 10, 0, 4.401))
+	m.observe(ans(22, 22, 4.05, 4.051, 10, 3, 5.051)) // again, in (3.84, 4.051]
+	require.True(t, m.wholeSecondTicks())
+	p = m.observe(ans(23, 23, 4.1, 4.101, 10, 2, 5.101))
+	assert.InDelta(t, 5.051*sec, float64(p.capAt), 1e6, "the next tick at the latest: %v", time.Duration(p.capAt))
+	p = m.observe(ans(25, 25, 4.5, 4.501, 10, 0, 5.501))
+	assert.False(t, m.bucket, "a reset that reads 1 all through moves on with the clock: no bucket")
+	assert.InDelta(t, 5.051*sec, float64(p.capAt), 1e6, "grows from %v", time.Duration(p.capAt))
+	assert.Equal(t, 25.0, p.capSeq(secs(5.0)), "nothing before it")
+
+	// Quota back between the ticks: a server that gives back at any phase.
+	p = m.observe(ans(26, 26, 4.6, 4.601, 10, 2, 5.601))
+	assert.False(t, m.wholeSecondTicks())
+	assert.InDelta(t, 4.601*sec, float64(p.capAt), 1e6, "grows from %v", time.Duration(p.capAt))
+}
+
 // Every answer of a window places its end within a slack of its own reset,
 // so the end is in all of those spans: the latest end is the soonest reset
 // plus the slack. gofiber's whole-second resets went from 2 to 1 at 2.0 s;

@@ -460,30 +460,3 @@ func (m *model) sliding() bool {
 func (m *model) giveBack() float64 {
 	return min(m.srvLimit, max(m.srvLimit-m.winFirst, 0)) / m.winLen
 }
-
-// nextTick returns when a sliding window that answered o gives back its
-// next quota: at once, unless its resets are whole seconds, whose server
-// may read its clock in them (fiber's cached timestamp) and then gives
-// back only as a second ticks, a third of its last window at a time on
-// 3 s. The ticks are the window's end less whole seconds, its end placed
-// by its soonest reset, late by at most the answers' spacing. A reset of
-// n seconds from now was counted from the tick n before the end, so the
-// next is n − 1 before it; a reset that is a date, the next whole second
-// of the server's clock; never more than a second on. Once the window's
-// end has passed, nothing places the ticks: at once. (A cap grown between
-// ticks drew a 429 and a whole-window Retry-After from fiber in every
-// other run.)
-func (m *model) nextTick(o observation) instant {
-	if !o.coarse || !o.resetOK || m.winEnd == never || m.winEnd <= o.arrived {
-		return o.arrived
-	}
-	s := float64(time.Second)
-	k := math.Floor(m.winEnd.sub(o.arrived) / s)
-	if o.delayed {
-		k = math.Round(o.reset.sub(o.arrived)/s) - 1
-	}
-	// The server read its clock before the answer arrived, so it ticks
-	// again within a second of that, whatever a reset far ahead (cut to
-	// MaxCooldown) says.
-	return min(max(m.winEnd.add(-s*k), o.arrived), o.arrived.add(s))
-}

@@ -298,6 +298,42 @@ func TestScenarioCoarseClockSlidingWindow(t *testing.T) {
 	}
 }
 
+// TestScenarioCoarseClockSlidingWindowOfASecond: the same server at 10 per
+// 1 s. Each second weighs the whole of the last one, so it serves at most
+// half its quota, in turns: a second of 10, a second of none. Its reset
+// reads "1" at every answer and its windows turn unseen at each tick, which
+// only what comes back between two answers places. A probe at the end of
+// the second window, before it is shown to slide, may be refused; no other
+// request. (Grown from each answer, the cap drew a 429 and a second's
+// Retry-After two or three times in 12 s against fiber itself; here 4–9
+// refused in 30 s.) Out of order, the windows after each hold are new ones
+// by their resets, whose jumps place no tick, and the reset that moves on
+// with the clock before any quota came back inside a window still reads
+// as a bucket's: 4 refused at phase 0, as before.
+func TestScenarioCoarseClockSlidingWindowOfASecond(t *testing.T) {
+	for _, tc := range []struct{ phase, jitter time.Duration }{
+		{0, 0}, {300 * time.Millisecond, 0}, {700 * time.Millisecond, 0}, {950 * time.Millisecond, 0},
+		// Answers out of order: each takes 1-41 ms.
+		{0, 40 * time.Millisecond}, {500 * time.Millisecond, 40 * time.Millisecond},
+	} {
+		t.Run(fmt.Sprintf("phase=%v/jitter=%v", tc.phase, tc.jitter), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := fiberSliding()
+				srv.Limit, srv.Window = 10, time.Second
+				srv.Phase, srv.Jitter, srv.Seed = tc.phase, tc.jitter, uint64(tc.phase)
+				o := scenario{server: srv, windows: 30}.run(t)
+				t.Log(o)
+				most := 1
+				if tc.jitter > 0 {
+					most = 4
+				}
+				assert.LessOrEqual(t, o.refused, most, "refused")
+				assert.GreaterOrEqual(t, o.used, 0.40, "used")
+			})
+		})
+	}
+}
+
 // TestScenariosWithoutQuotaHeaders: servers that say nothing but 429 (or
 // Retry-After). Targets: at most 5% refused, at least 80% of the server's
 // rate used.

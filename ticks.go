@@ -1,0 +1,118 @@
+package throttle
+
+import (
+	"math"
+	"time"
+)
+
+// The ticks of a server's whole-second clock. A sliding window that reads
+// its clock in whole seconds (fiber's cached timestamp) gives its quota
+// back only as that clock ticks: a third of its last window a tick on 3 s,
+// all of it at the next turn on 1 s, where each tick is a turn. Part of the
+// server model (model.go): pure, no clock, no lock.
+
+// learnTick notes that the server's clock ticked after it counted the
+// request of prev and before it counted the one of o: something came back
+// between the two (a rise inside a window, or a new one). Ticks a whole
+// number of seconds apart narrow each other down, within tickDrift (a
+// clock that a loop of one-second sleeps advances drifts). One that fits
+// none of those seen shows a server that gives back between ticks
+// (offTick): a refill, or a window that moves on with the clock.
+func (m *model) learnTick(prev answer, o observation) {
+	lo, hi := prev.sent, o.arrived
+	s := float64(time.Second)
+	if hi.sub(lo) >= s {
+		return // a whole second or more apart: any phase fits
+	}
+	if m.ticked {
+		n := math.Round(hi.sub(m.tickHi) / s)
+		l, h := max(lo, m.tickLo.add(n*s)), min(hi, m.tickHi.add(n*s))
+		switch {
+		case l < h:
+			lo, hi = l, h
+			m.tickFits++
+		case l.sub(h) > tickDrift:
+			m.offTick = true
+		default:
+			m.tickFits++
+		}
+	}
+	m.tickLo, m.tickHi, m.ticked = lo, hi, true
+}
+
+// tickDrift is how far apart two spans of a whole-second clock's ticks may
+// be and still be one clock's.
+const tickDrift = float64(20 * time.Millisecond)
+
+// wholeSecondTicks reports whether what came back came back at ticks of
+// the server's whole-second clock: twice at least, and never between them.
+// (Once is no pattern: Nest's log of 10 per 1 s gives back its requests a
+// window after each, at any phase, and taken for a whole-second clock's
+// after its first rise, served 42–52 of 120 in 12 s, 62 before.)
+func (m *model) wholeSecondTicks() bool { return m.tickFits > 0 && !m.offTick }
+
+// nextTick returns when a sliding window that answered o gives back its
+// next quota: at once, unless its resets are whole seconds, whose server
+// may read its clock in them (fiber's cached timestamp) and then gives back
+// only as a second ticks, a third of its last window at a time on 3 s. It
+// ticks again within a second of reading its clock for o, whatever a reset
+// far ahead (cut to MaxCooldown) says.
+//
+// The ticks are the window's end less whole seconds, its end placed by its
+// soonest reset, late by at most the answers' spacing. A reset of n
+// seconds from now was counted from the tick n before the end, so the next
+// is n − 1 before it; a reset that is a date, the next whole second of the
+// server's clock. Once the window's end has passed, nothing places the
+// ticks: at once.
+//
+// But a window of a second whose resets count whole seconds from now turns
+// unseen at every tick, reading "1" all through: its ticks are placed by
+// the quota that came back between two answers (learnTick), and until one
+// has been, the next is a second after the answer. (fiber's sliding window
+// of 10 per 1 s counts the last whole second and this one: grown from each
+// answer, its cap drew a 429 and a second's Retry-After two or three times
+// in 12 s, 5% of answers.)
+func (m *model) nextTick(o observation) instant {
+	if !o.coarse || !o.resetOK {
+		return o.arrived
+	}
+	s := float64(time.Second)
+	latest := o.arrived.add(s)
+	switch {
+	case m.unseenTurns(o) && m.wholeSecondTicks():
+		return min(m.tickAfter(o.arrived), latest)
+	case m.winEnd == never || m.winEnd <= o.arrived:
+		return o.arrived
+	}
+	k := math.Floor(m.winEnd.sub(o.arrived) / s)
+	if o.delayed {
+		k = math.Round(o.reset.sub(o.arrived)/s) - 1
+	}
+	return min(max(m.winEnd.add(-s*k), o.arrived), latest)
+}
+
+// tickAfter returns the latest instant that the first tick after t may come
+// at, by the ticks learned (never: none learned). A tick somewhere in
+// (tickLo, tickHi] a whole number of seconds before is at most at tickHi
+// plus those seconds, and after t once that is more than the span's width
+// after t.
+func (m *model) tickAfter(t instant) instant {
+	if !m.ticked {
+		return never
+	}
+	s := float64(time.Second)
+	width := m.tickHi.sub(m.tickLo)
+	n := math.Floor(t.add(width).sub(m.tickHi)/s) + 1
+	return m.tickHi.add(n * s)
+}
+
+// unseenTurns reports whether the windows of the server that answered o
+// may turn unseen: a window of a second whose resets count whole seconds
+// from now reads "1" all through, and a sliding one (fiber's) turns at
+// every tick of its clock, giving back only then. Its reset moves on with
+// the clock whatever it is, and shows no bucket: not while what came back
+// came back at one phase, once or more. (Taken for one, fiber's 10 per 1 s
+// drew a 429 and a second's Retry-After in most runs.)
+func (m *model) unseenTurns(o observation) bool {
+	return o.delayed && m.winLen <= float64(time.Second) && m.ticked && !m.offTick
+}
