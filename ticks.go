@@ -68,10 +68,10 @@ func (m *model) wholeSecondTicks() bool { return m.tickFits > 0 && !m.offTick }
 // But a window of a second whose resets count whole seconds from now turns
 // unseen at every tick, reading "1" all through: its ticks are placed by
 // the quota that came back between two answers (learnTick), once it has
-// come back twice at one phase, and until then as above. (fiber's sliding window
-// of 10 per 1 s counts the last whole second and this one: grown from each
-// answer, its cap drew a 429 and a second's Retry-After two or three times
-// in 12 s, 5% of answers.)
+// come back twice at one phase, and until then as above. (fiber's sliding
+// window of 10 per 1 s counts the last whole second and this one: grown
+// from each answer, its cap drew a 429 and a second's Retry-After two or
+// three times in 12 s, 5% of answers.)
 func (m *model) nextTick(o observation) instant {
 	if !o.coarse || !o.resetOK {
 		return o.arrived
