@@ -647,6 +647,41 @@ func TestModelWholeSecondTicksArePlacedByWhatCameBack(t *testing.T) {
 	assert.InDelta(t, 4.601*sec, float64(p.capAt), 1e6, "grows from %v", time.Duration(p.capAt))
 }
 
+// A rise places a tick of the server's clock between the earlier request's
+// send and the later answer; a tick seen before, moved on by whole seconds,
+// narrows it down where one second fits, and where none does (beyond a
+// clock's drift) the server gives back between ticks. A wide span that
+// meets the tick one second on is no miss: fiber's sliding window of 10
+// per 1 s, after a hold, rose across (7.640, 8.536] with the tick seen in
+// (6.796, 7.009], and was read as a refill, two 429s more a run.
+func TestModelTicksSeenMeetAWholeNumberOfSecondsOn(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		lo, hi         float64 // the new rise's span
+		fits           int
+		off            bool
+		tickLo, tickHi float64 // the tick as placed after it
+	}{
+		{"one second on, narrowed", 1.0, 1.9, 1, false, 1.1, 1.3},
+		{"a wide span, one second on", 0.944, 1.84, 1, false, 1.1, 1.3},
+		{"three seconds on", 3.2, 3.25, 1, false, 3.2, 3.25},
+		{"two seconds fit: nothing shown", 1.2, 2.15, 0, false, 0.1, 0.3},
+		{"a near miss, within the drift", 1.31, 1.5, 1, false, 1.31, 1.5},
+		{"between the ticks", 1.5, 1.9, 0, true, 1.5, 1.9},
+		{"a second or more apart: no tick", 0.5, 1.6, 0, false, 0.1, 0.3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := testModel()
+			m.learnTick(answer{sent: secs(0.1)}, observation{arrived: secs(0.3)})
+			m.learnTick(answer{sent: secs(tc.lo)}, observation{arrived: secs(tc.hi)})
+			assert.Equal(t, tc.fits, m.tickFits, "fits")
+			assert.Equal(t, tc.off, m.offTick, "off the ticks")
+			assert.InDelta(t, tc.tickLo*sec, float64(m.tickLo), 1e3, "tick from %v", time.Duration(m.tickLo))
+			assert.InDelta(t, tc.tickHi*sec, float64(m.tickHi), 1e3, "tick to %v", time.Duration(m.tickHi))
+		})
+	}
+}
+
 // Every answer of a window places its end within a slack of its own reset,
 // so the end is in all of those spans: the latest end is the soonest reset
 // plus the slack. gofiber's whole-second resets went from 2 to 1 at 2.0 s;

@@ -25,16 +25,28 @@ func (m *model) learnTick(prev answer, o observation) {
 		return // a whole second or more apart: any phase fits
 	}
 	if m.ticked {
-		n := math.Round(hi.sub(m.tickHi) / s)
-		l, h := max(lo, m.tickLo.add(n*s)), min(hi, m.tickHi.add(n*s))
+		// The tick seen, moved on by n seconds, meets (lo, hi] for the n
+		// in ((lo − tickHi)/s, (hi − tickLo)/s): none, one, or two where
+		// the spans are wide (a rise across a hold of most of a second).
+		// Not by rounding the distance between the spans' ends: a span
+		// of 0.9 s, 1.5 s after a narrow one, met it one second on and
+		// was taken for a miss two seconds on (fiber's sliding window
+		// of 10 per 1 s, after a hold: read as a refill from then on).
+		first, last := math.Floor(lo.sub(m.tickHi)/s)+1, math.Ceil(hi.sub(m.tickLo)/s)-1
 		switch {
-		case l < h:
-			lo, hi = l, h
+		case first == last:
+			lo, hi = max(lo, m.tickLo.add(first*s)), min(hi, m.tickHi.add(first*s))
 			m.tickFits++
-		case l.sub(h) > tickDrift:
-			m.offTick = true
+		case first < last:
+			return // either way: it shows nothing
 		default:
-			m.tickFits++
+			// None: the nearest end before lo (moved on by first − 1)
+			// or start after hi (by first), within a clock's drift.
+			if min(lo.sub(m.tickHi.add((first-1)*s)), m.tickLo.add(first*s).sub(hi)) > tickDrift {
+				m.offTick = true
+			} else {
+				m.tickFits++
+			}
 		}
 	}
 	m.tickLo, m.tickHi, m.ticked = lo, hi, true
