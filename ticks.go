@@ -31,7 +31,8 @@ func (m *model) learnTick(prev answer, o observation) {
 		// Not by rounding the distance between the spans' ends: a span
 		// of 0.9 s, 1.5 s after a narrow one, met it one second on and
 		// was taken for a miss two seconds on (fiber's sliding window
-		// of 10 per 1 s, after a hold: read as a refill from then on).
+		// of 10 per 1 s, after a hold: its reset moving on with the
+		// clock was then read as a bucket's, two 429s more a run).
 		first, last := math.Floor(lo.sub(m.tickHi)/s)+1, math.Ceil(hi.sub(m.tickLo)/s)-1
 		switch {
 		case first == last:
