@@ -430,7 +430,7 @@ func (m *model) remaining(o observation) {
 			}
 		case sameWin && m.bucket && prev.remaining < 0.5 && !limited(o.status, o.q):
 			m.refilled = true // admitted after nothing was left: one came back
-		case sameWin && eOK && m.winE0OK && e.sub(m.winE0) > 3*sl/2 && o.arrived.sub(m.winT0) > 3*sl/2 && !m.unseenTurns(o):
+		case sameWin && eOK && m.winE0OK && e.sub(m.winE0) > 3*sl/2 && o.arrived.sub(m.winT0) > 3*sl/2 && !m.unseenTurns(o) && !m.heldToTick(o, prev, r, own):
 			// One window by every pair of answers, and yet its reset has
 			// moved on with the clock: a delay until the bucket refills
 			// (tollbooth's "1", GCRA at its equilibrium), not an end.

@@ -682,6 +682,32 @@ func TestModelTicksSeenMeetAWholeNumberOfSecondsOn(t *testing.T) {
 	}
 }
 
+// A window of a second whose resets read "1" all through moves its reset on
+// with the clock whatever it is; a bucket gives back as it does, a sliding
+// window whose turn went unseen gives back nothing before its next tick.
+// fiber's 10 per 1 s, sent nothing for 0.94 s, had one left before and
+// after: no bucket, where one would have given back nine.
+func TestModelWindowOfASecondThatGaveNothingBackIsNoBucket(t *testing.T) {
+	sliding := func() model {
+		m := testModel()
+		m.observe(ans(1, 1, 0, 0.001, 10, 9, 1.001))
+		m.observe(ans(10, 10, 0.85, 0.851, 10, 0, 1.851))
+		m.observe(ans(11, 11, 2.0, 2.001, 10, 5, 3.001)) // born short: a sliding window
+		require.True(t, m.sliding())
+		m.observe(ans(15, 15, 2.84, 2.841, 10, 1, 3.841))
+		return m
+	}
+	m := sliding()
+	m.observe(ans(16, 16, 3.78, 3.781, 10, 1, 4.781))
+	assert.False(t, m.bucket, "nothing came back in 0.94 s")
+	assert.True(t, m.sliding())
+
+	// Nine back over the same time: what a bucket gives back.
+	m = sliding()
+	m.observe(ans(16, 16, 3.78, 3.781, 10, 9, 4.781))
+	assert.True(t, m.bucket || m.refilled, "nine came back")
+}
+
 // Every answer of a window places its end within a slack of its own reset,
 // so the end is in all of those spans: the latest end is the soonest reset
 // plus the slack. gofiber's whole-second resets went from 2 to 1 at 2.0 s;

@@ -307,9 +307,9 @@ func TestScenarioCoarseClockSlidingWindow(t *testing.T) {
 // request. (Grown from each answer, the cap drew a 429 and a second's
 // Retry-After two or three times in 12 s against fiber itself; here 4–9
 // refused in 30 s.) Out of order, the windows after each hold are new ones
-// by their resets, whose jumps place no tick, and the reset that moves on
-// with the clock before any quota came back inside a window still reads
-// as a bucket's: 4 refused at phase 0, as before.
+// by their resets, whose jumps place no tick: 2 refused at phase 0, not
+// explained yet (4 while its reset moving on with the clock, nothing given
+// back, was read as a bucket's: heldToTick).
 func TestScenarioCoarseClockSlidingWindowOfASecond(t *testing.T) {
 	for _, tc := range []struct{ phase, jitter time.Duration }{
 		{0, 0}, {300 * time.Millisecond, 0}, {700 * time.Millisecond, 0}, {950 * time.Millisecond, 0},
@@ -325,7 +325,7 @@ func TestScenarioCoarseClockSlidingWindowOfASecond(t *testing.T) {
 				t.Log(o)
 				most := 1
 				if tc.jitter > 0 {
-					most = 4
+					most = 2
 				}
 				assert.LessOrEqual(t, o.refused, most, "refused")
 				assert.GreaterOrEqual(t, o.used, 0.40, "used")

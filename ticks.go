@@ -129,3 +129,25 @@ func (m *model) tickAfter(t instant) instant {
 func (m *model) unseenTurns(o observation) bool {
 	return o.delayed && m.winLen <= float64(time.Second) && m.ticked && !m.offTick
 }
+
+// heldToTick reports whether a window of a second whose resets count
+// whole seconds from now (they read "1" all through) gave back, between
+// the answers prev and o, told r left with own admitted between them, less
+// than half what a bucket refilling at the server's limit rate would have
+// meanwhile, less one: a sliding window whose turn went unseen gives back
+// nothing until its clock's next tick, and its reset moves on with the
+// clock all the same. fiber's 10 per 1 s, sent nothing for 0.94 s, had one
+// left before and after, where a bucket would have given back nine (the
+// kit's, taken for a bucket then, drew a 429 every three seconds, 4 in
+// 30 s out of order at one phase). Not for resets of other kinds: gin's,
+// which moves on with each admitted request, gives nothing back before it
+// passes and is read as a bucket that has not refilled yet.
+func (m *model) heldToTick(o observation, prev answer, r, own float64) bool {
+	perSec := m.limitRate()
+	if !o.delayed || m.winLen > float64(time.Second) || perSec == 0 {
+		return false
+	}
+	spent := prev.remaining - own // left once own was counted, had nothing come back
+	want := min(o.arrived.sub(prev.arrived)/float64(time.Second)*perSec, max(m.srvLimit-spent, 0))
+	return r-spent < want/2-1
+}
