@@ -685,8 +685,9 @@ func TestModelTicksSeenMeetAWholeNumberOfSecondsOn(t *testing.T) {
 // A window of a second whose resets read "1" all through moves its reset on
 // with the clock whatever it is; a bucket gives back as it does, a sliding
 // window whose turn went unseen gives back nothing before its next tick.
-// fiber's 10 per 1 s, sent nothing for 0.94 s, had one left before and
-// after: no bucket, where one would have given back nine.
+// The kit's fiber sliding window of 10 per 1 s, sent nothing for 0.94 s,
+// had one left before and after: no bucket, where one would have given
+// back nine.
 func TestModelWindowOfASecondThatGaveNothingBackIsNoBucket(t *testing.T) {
 	sliding := func() model {
 		m := testModel()

@@ -136,10 +136,12 @@ func (m *model) unseenTurns(o observation) bool {
 // than half what a bucket refilling at the server's limit rate would have
 // meanwhile, less one: a sliding window whose turn went unseen gives back
 // nothing until its clock's next tick, and its reset moves on with the
-// clock all the same. fiber's 10 per 1 s, sent nothing for 0.94 s, had one
-// left before and after, where a bucket would have given back nine (the
-// kit's, taken for a bucket then, drew a 429 every three seconds, 4 in
-// 30 s out of order at one phase). Not for resets of other kinds: gin's,
+// clock all the same. The kit's fiber sliding window of 10 per 1 s, sent
+// nothing for 0.94 s, had one left before and after, where a bucket would
+// have given back nine; taken for a bucket, it drew a 429 every three
+// seconds from then on (on a path where its first window was probed at its
+// soonest reset), and 4 in 30 s out of order at one phase, 2 with this.
+// Not for resets of other kinds: gin's,
 // which moves on with each admitted request, gives nothing back before it
 // passes and is read as a bucket that has not refilled yet.
 func (m *model) heldToTick(o observation, prev answer, r, own float64) bool {
