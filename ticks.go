@@ -141,9 +141,9 @@ func (m *model) unseenTurns(o observation) bool {
 // have given back nine; taken for a bucket, it drew a 429 every three
 // seconds from then on (on a path where its first window was probed at its
 // soonest reset), and 4 in 30 s out of order at one phase, 2 with this.
-// Not for resets of other kinds: gin's,
-// which moves on with each admitted request, gives nothing back before it
-// passes and is read as a bucket that has not refilled yet.
+// Not for resets of other kinds: gin's, which moves on with each admitted
+// request, gives nothing back before it passes and is read as a bucket
+// that has not refilled yet.
 func (m *model) heldToTick(o observation, prev answer, r, own float64) bool {
 	perSec := m.limitRate()
 	if !o.delayed || m.winLen > float64(time.Second) || perSec == 0 {
