@@ -614,6 +614,19 @@ func TestModelSlidingCapGrowsFromTheNextTick(t *testing.T) {
 	assert.InDelta(t, 7.062*sec, float64(p.capAt), 1e6, "grows from %v", time.Duration(p.capAt))
 }
 
+// slidingWindowOfASecond is a model that has seen a window of 10 per 1 s,
+// resets "1" all through, spent and then born short at 2 s: a sliding
+// window's.
+func slidingWindowOfASecond(t *testing.T) model {
+	t.Helper()
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.001, 10, 9, 1.001))
+	m.observe(ans(10, 10, 0.85, 0.851, 10, 0, 1.851))
+	m.observe(ans(11, 11, 2.0, 2.001, 10, 5, 3.001)) // born short
+	require.True(t, m.sliding())
+	return m
+}
+
 // A sliding window of a second on a whole-second clock (fiber's) counts
 // the last whole second and this one, and says "1" at every answer: no
 // answer places its turns, which come unseen at every tick. The quota that
@@ -621,11 +634,7 @@ func TestModelSlidingCapGrowsFromTheNextTick(t *testing.T) {
 // at one phase. (Grown from each answer, fiber's cap of 10 per 1 s drew a
 // 429 and a second's Retry-After two or three times in 12 s.)
 func TestModelWholeSecondTicksArePlacedByWhatCameBack(t *testing.T) {
-	m := testModel()
-	m.observe(ans(1, 1, 0, 0.001, 10, 9, 1.001))
-	m.observe(ans(10, 10, 0.85, 0.851, 10, 0, 1.851))
-	m.observe(ans(11, 11, 2.0, 2.001, 10, 5, 3.001)) // born short: a sliding window
-	require.True(t, m.sliding())
+	m := slidingWindowOfASecond(t)
 	m.observe(ans(16, 16, 2.84, 2.841, 10, 0, 3.841))
 	m.observe(ans(17, 17, 3.1, 3.101, 10, 4, 4.101)) // four came back: a tick in (2.84, 3.101]
 	p := m.observe(ans(18, 18, 3.15, 3.151, 10, 3, 4.151))
@@ -653,7 +662,8 @@ func TestModelWholeSecondTicksArePlacedByWhatCameBack(t *testing.T) {
 // clock's drift) the server gives back between ticks. A wide span that
 // meets the tick one second on is no miss: fiber's sliding window of 10
 // per 1 s, after a hold, rose across (7.640, 8.536] with the tick seen in
-// (6.796, 7.009], and was read as a refill, two 429s more a run.
+// (6.796, 7.009], and its moving reset was then read as a bucket's, two
+// 429s more a run.
 func TestModelTicksSeenMeetAWholeNumberOfSecondsOn(t *testing.T) {
 	for _, tc := range []struct {
 		name           string
@@ -689,24 +699,20 @@ func TestModelTicksSeenMeetAWholeNumberOfSecondsOn(t *testing.T) {
 // had one left before and after: no bucket, where one would have given
 // back nine.
 func TestModelWindowOfASecondThatGaveNothingBackIsNoBucket(t *testing.T) {
-	sliding := func() model {
-		m := testModel()
-		m.observe(ans(1, 1, 0, 0.001, 10, 9, 1.001))
-		m.observe(ans(10, 10, 0.85, 0.851, 10, 0, 1.851))
-		m.observe(ans(11, 11, 2.0, 2.001, 10, 5, 3.001)) // born short: a sliding window
-		require.True(t, m.sliding())
-		m.observe(ans(15, 15, 2.84, 2.841, 10, 1, 3.841))
-		return m
-	}
-	m := sliding()
+	m := slidingWindowOfASecond(t)
+	m.observe(ans(15, 15, 2.84, 2.841, 10, 1, 3.841))
 	m.observe(ans(16, 16, 3.78, 3.781, 10, 1, 4.781))
 	assert.False(t, m.bucket, "nothing came back in 0.94 s")
 	assert.True(t, m.sliding())
 
-	// Nine back over the same time: what a bucket gives back.
-	m = sliding()
-	m.observe(ans(16, 16, 3.78, 3.781, 10, 9, 4.781))
-	assert.True(t, m.bucket || m.refilled, "nine came back")
+	// Spent at 10/s with one left each time, for 1.5 s: as much came back
+	// as went, what a bucket at its limit rate gives back (tollbooth's).
+	m = slidingWindowOfASecond(t)
+	for i := range 9 {
+		at := 2.741 + 0.1*float64(i)
+		m.observe(ans(float64(15+i), float64(15+i), at-0.001, at, 10, 1, at+1))
+	}
+	assert.True(t, m.bucket, "its reset moved on with the clock as it refilled")
 }
 
 // Every answer of a window places its end within a slack of its own reset,

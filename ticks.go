@@ -149,7 +149,7 @@ func (m *model) heldToTick(o observation, prev answer, r, own float64) bool {
 	if !o.delayed || m.winLen > float64(time.Second) || perSec == 0 {
 		return false
 	}
-	spent := prev.remaining - own // left once own was counted, had nothing come back
-	want := min(o.arrived.sub(prev.arrived)/float64(time.Second)*perSec, max(m.srvLimit-spent, 0))
-	return r-spent < want/2-1
+	left := prev.remaining - own // once own was counted, had nothing come back
+	want := min(o.arrived.sub(prev.arrived)/float64(time.Second)*perSec, max(m.srvLimit-left, 0))
+	return r-left < want/2-1
 }
