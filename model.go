@@ -243,11 +243,17 @@ type model struct {
 	// A tick of the server's whole-second clock fell in (tickLo, tickHi]
 	// (learnTick), if ticked.
 	tickLo, tickHi instant
+	tickSeq        float64 // the request counted just after it
 	ticked         bool
-	tickFits       int     // rises that fitted the ticks seen before them
-	offTick        bool    // a rise fitted no tick seen: the server gives back between ticks
-	sends          sendLog // the send instants of the latest requests the server counted
-	jitter         rand.PCG
+	tickFits       int  // rises that fitted the ticks seen before them
+	offTick        bool // a rise fitted no tick seen: the server gives back between ticks
+	// tickProbe is when a probe may go that tells a server that gives
+	// back only at its ticks from a sliding log (probeTick), if planned;
+	// tickProbed, once a request sent then was answered.
+	tickProbe               instant
+	tickProbeOn, tickProbed bool
+	sends                   sendLog // the send instants of the latest requests the server counted
+	jitter                  rand.PCG
 }
 
 // An answer is what the model keeps of one observation; the zero answer
@@ -310,6 +316,9 @@ func (m *model) observe(o observation) plan {
 	}
 	if o.status < 400 {
 		m.sends.add(o.sent, o.arrived) // counted by the server
+	}
+	if m.tickProbeOn && o.sent >= m.tickProbe {
+		m.tickProbed = true // whatever it found: one probe
 	}
 	switch {
 	case q.Remaining >= 0:
@@ -473,8 +482,17 @@ func (m *model) remaining(o observation) {
 			m.refilled = true
 			m.measureFrom(prev)
 		}
-		if o.coarse && eOK && (sameWin || newer) && r > prev.remaining+0.5 {
-			m.learnTick(prev, o) // more left: something came back between the two
+		// Something came back between the two if o found more left than
+		// prev, or as much once admitted: o's own request was counted
+		// after prev's (it went after prev's answer came), and without a
+		// give-back o would have found one less. (A refusal the server
+		// may not have counted.)
+		counted := 0.0
+		if !limited(o.status, o.q) {
+			counted = 1
+		}
+		if o.coarse && eOK && (sameWin || newer) && r+counted > prev.remaining+0.5 {
+			m.learnTick(prev, o)
 		}
 		m.countShare(o, prev, r, own, sameWin, newer)
 	}

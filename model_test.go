@@ -585,10 +585,12 @@ func TestModelSlidingGiveBackIsTheLastWindowsCount(t *testing.T) {
 	}
 	assert.Equal(t, 1.0, m.share, "alone")
 	assert.InDelta(t, safety*5/sec, p.capGrow, 0.5/sec, "the cap grows at the give-back")
-	// Whole-second resets: it gives back at its clock's ticks, the window's
-	// end (15 s, answered 10 ms late) less whole seconds, and the cap grows
-	// from the next one after the answer at 12.41 s.
-	assert.InDelta(t, 13.01*sec, float64(p.capAt), 1e6, "grows from %v", time.Duration(p.capAt))
+	// The count held while a request went out every 0.2 s: it came back
+	// between any two answers, at no one phase of a whole-second clock,
+	// so the cap grows from the answer at 12.41 s, not from a tick.
+	// (TestModelSlidingCapGrowsFromTheNextTick has a server that ticks.)
+	assert.True(t, m.offTick, "gave back between ticks")
+	assert.InDelta(t, 12.41*sec, float64(p.capAt), 1e6, "grows from %v", time.Duration(p.capAt))
 }
 
 // fiber's sliding window reads a whole-second clock: its Remaining comes
@@ -656,6 +658,55 @@ func TestModelWholeSecondTicksArePlacedByWhatCameBack(t *testing.T) {
 	assert.InDelta(t, 4.601*sec, float64(p.capAt), 1e6, "grows from %v", time.Duration(p.capAt))
 }
 
+// A window of a second that a single rise has placed a tick in may be a
+// whole-second clock's (fiber's, which gives back only at its ticks) or a
+// sliding log's (nest's, which gives back each request a second after it
+// went): at nothing left, one probe goes when a log would give back this
+// client's oldest request it holds, not at the next tick. Admitted, the
+// server gives back between ticks, and the cap grows from that log's
+// returns from then on. (Held to the ticks, nest's log of 10 per 1 s
+// served 62 of 120 in 12 s; 98 with the probe.)
+func TestModelLogOfASecondIsProbedBeforeTheNextTick(t *testing.T) {
+	// 10 per 1 s stated, "1" all through; spent at 10/s after a burst of
+	// two, and probed at the window's end: two came back, a tick in
+	// (0.8, 1.004], and then nothing left.
+	setup := func() model {
+		m := testModel()
+		stated := func(o observation) observation { o.q.Window = time.Second; return o }
+		m.observe(stated(ans(1, 1, 0, 0.001, 10, 9, 1.001)))
+		m.observe(stated(ans(2, 2, 0.001, 0.002, 10, 8, 1.002)))
+		for seq := 3.0; seq <= 10; seq++ {
+			at := 0.1*(seq-2) + 0.001
+			m.observe(stated(ans(seq, seq, at-0.001, at, 10, 10-seq, at+1)))
+		}
+		m.observe(stated(ans(11, 11, 1.002, 1.004, 10, 1, 2.004)))
+		require.True(t, m.sliding())
+		require.True(t, m.ticked)
+		p := m.observe(stated(ans(12, 12, 1.004, 1.006, 10, 0, 2.006)))
+		// The request sent at 0.1 comes back from a log at 1.102 at the
+		// latest (a second and a latency on), the next tick at 1.8 at the
+		// soonest.
+		assert.Less(t, p.capSeq(secs(1.1019)), 13.0, "nothing before the log gives back")
+		assert.GreaterOrEqual(t, p.capSeq(secs(1.102001)), 13.0, "one probe when it does")
+		return m
+	}
+	stated := func(o observation) observation { o.q.Window = time.Second; return o }
+
+	m := setup()
+	p := m.observe(stated(ans(13, 13, 1.102, 1.104, 10, 0, 2.104))) // admitted, and nothing left after it
+	assert.True(t, m.tickProbed)
+	assert.True(t, m.offTick, "gave back between ticks")
+	assert.Less(t, p.capSeq(secs(1.2)), 14.0, "the next when the log gives back 0.2's")
+	assert.GreaterOrEqual(t, p.capSeq(secs(1.222)), 14.0)
+
+	// On a whole-second clock the probe is refused: the ticks hold, and no
+	// probe goes again.
+	m = setup()
+	m.observe(refused(stated(ans(13, 13, 1.102, 1.104, 10, 0, 2.104)), time.Second))
+	assert.True(t, m.tickProbed)
+	assert.False(t, m.offTick)
+}
+
 // A rise places a tick of the server's clock between the earlier request's
 // send and the later answer; a tick seen before, moved on by whole seconds,
 // narrows it down where one second fits, and where none does (beyond a
@@ -679,17 +730,41 @@ func TestModelTicksSeenMeetAWholeNumberOfSecondsOn(t *testing.T) {
 		{"a near miss, within the drift", 1.31, 1.5, 1, false, 1.31, 1.5},
 		{"between the ticks", 1.5, 1.9, 0, true, 1.5, 1.9},
 		{"a second or more apart: no tick", 0.5, 1.6, 0, false, 0.1, 0.3},
+		// A clock drifts from one second to the next, not within one: a
+		// rise just after the span is another give-back, 0.2 s on.
+		{"just after the tick seen", 0.3, 0.5, 0, true, 0.3, 0.5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := testModel()
-			m.learnTick(answer{sent: secs(0.1)}, observation{arrived: secs(0.3)})
-			m.learnTick(answer{sent: secs(tc.lo)}, observation{arrived: secs(tc.hi)})
+			m.learnTick(answer{seq: 1, sent: secs(0.1)}, observation{seq: 2, arrived: secs(0.3)})
+			m.learnTick(answer{seq: 5, sent: secs(tc.lo)}, observation{seq: 6, arrived: secs(tc.hi)})
 			assert.Equal(t, tc.fits, m.tickFits, "fits")
 			assert.Equal(t, tc.off, m.offTick, "off the ticks")
 			assert.InDelta(t, tc.tickLo*sec, float64(m.tickLo), 1e3, "tick from %v", time.Duration(m.tickLo))
 			assert.InDelta(t, tc.tickHi*sec, float64(m.tickHi), 1e3, "tick to %v", time.Duration(m.tickHi))
 		})
 	}
+}
+
+// A rise over the request whose answer showed the tick seen came after that
+// tick: however the two spans overlap, it is a later one. A probe answered
+// just after a sliding log gave back (nest's), and the next request's rise
+// over it, were taken for one tick: the log was held to ticks it does not
+// have, half its quota used.
+func TestModelRiseAfterTheTicksRequestIsALaterTick(t *testing.T) {
+	m := testModel()
+	m.learnTick(answer{seq: 10, sent: secs(0.947)}, observation{seq: 11, arrived: secs(1.056)})
+	m.learnTick(answer{seq: 11, sent: secs(1.053)}, observation{seq: 12, arrived: secs(1.164)})
+	assert.Zero(t, m.tickFits, "not the same tick")
+	assert.True(t, m.offTick, "a give-back 0.1 s after the last")
+
+	// The same spans, the later rise over another request: it may have
+	// been counted before the tick, which may then be the same.
+	m = testModel()
+	m.learnTick(answer{seq: 10, sent: secs(0.947)}, observation{seq: 11, arrived: secs(1.056)})
+	m.learnTick(answer{seq: 12, sent: secs(1.053)}, observation{seq: 13, arrived: secs(1.164)})
+	assert.Equal(t, 1, m.tickFits)
+	assert.False(t, m.offTick)
 }
 
 // A window of a second whose resets read "1" all through moves its reset on

@@ -307,9 +307,11 @@ func TestScenarioCoarseClockSlidingWindow(t *testing.T) {
 // request. (Grown from each answer, the cap drew a 429 and a second's
 // Retry-After two or three times in 12 s against fiber itself; here 4–9
 // refused in 30 s.) Out of order, the windows after each hold are new ones
-// by their resets, whose jumps place no tick: 2 refused at phase 0, not
-// explained yet (4 while its reset moving on with the clock, nothing given
-// back, was read as a bucket's: heldToTick).
+// by their resets, whose jumps place no tick: 1 refused at phase 0, 2
+// before the change that probes a log of a second before its next tick
+// (probeTick, and learnTick's rises as it reads them since), 4 while its
+// reset moving on with the clock, nothing given back, was read as a
+// bucket's (heldToTick).
 func TestScenarioCoarseClockSlidingWindowOfASecond(t *testing.T) {
 	for _, tc := range []struct{ phase, jitter time.Duration }{
 		{0, 0}, {300 * time.Millisecond, 0}, {700 * time.Millisecond, 0}, {950 * time.Millisecond, 0},
@@ -323,11 +325,7 @@ func TestScenarioCoarseClockSlidingWindowOfASecond(t *testing.T) {
 				srv.Phase, srv.Jitter, srv.Seed = tc.phase, tc.jitter, uint64(tc.phase)
 				o := scenario{server: srv, windows: 30}.run(t)
 				t.Log(o)
-				most := 1
-				if tc.jitter > 0 {
-					most = 2
-				}
-				assert.LessOrEqual(t, o.refused, most, "refused")
+				assert.LessOrEqual(t, o.refused, 1, "refused")
 				assert.GreaterOrEqual(t, o.used, 0.40, "used")
 			})
 		})
@@ -388,6 +386,19 @@ func TestScenarioSlidingLog(t *testing.T) {
 	// second plus one plus the window, reads the window as 2 s.
 	flask1s := flask
 	flask1s.Quota.Limit, flask1s.Quota.Window = 10, time.Second
+	// NestJS's throttler of 10 per 1 s: a log whose resets count whole
+	// seconds from now, rounded up, "1" all through, no window stated.
+	// Its windows of a second read as a whole-second clock's, it was held
+	// to ticks it does not have: 50% used (the real one: 62 of 120 in
+	// 12 s, 98 since). Now 88%: 92% from the third window on (its cap
+	// grows from each answer at 95% of the rate), the first two held to
+	// their latest ends, as resets that may be truncated are. And a log
+	// of a second with epoch resets, truncated, its answers up to 40 ms
+	// late in shuffled orders: 51% before, 91% now.
+	nest := throttletest.Config{Quota: throttletest.Quota{Limit: 10, Window: time.Second, Algorithm: throttletest.SlidingLog},
+		Dialect: throttletest.IETF, NoPolicy: true, Latency: 2 * time.Millisecond, Jitter: 3 * time.Millisecond}
+	epoch1s := nest
+	epoch1s.Dialect, epoch1s.ResetRounding, epoch1s.Jitter = throttletest.GitHub, throttletest.Truncate, 40*time.Millisecond
 	for _, c := range []struct {
 		name       string
 		server     throttletest.Config
@@ -398,6 +409,10 @@ func TestScenarioSlidingLog(t *testing.T) {
 		{"flask", flask, Config{}, 4, 0.90, 0.01},
 		{"flask/told", flask, told, 4, 0.95, 0},
 		{"flask-1s/told", flask1s, told, 12, 0.90, 0}, // 50% until a told window ended by its length
+		{"nest-1s", nest, Config{}, 30, 0.85, 0},
+		{"nest-1s/told", nest, told, 30, 0.85, 0},
+		{"epoch-1s/out-of-order", epoch1s, Config{}, 30, 0.85, 0.01},
+		{"epoch-1s/out-of-order/told", epoch1s, told, 30, 0.85, 0.01},
 		{"drf", drf, Config{}, 12, 0.85, 0.02},
 		{"drf/told", drf, told, 12, 0.95, 0},
 		{"bare/told", bare, told, 12, 0.95, 0},

@@ -104,8 +104,10 @@ func (m *model) logHold(o observation) float64 {
 // held, if the log of sends may have
 // lost the oldest (all it keeps are held), or if no window is known:
 // nothing to wait for.
-func (m *model) logReturn(o observation) instant {
-	hold := m.logHold(o)
+func (m *model) logReturn(o observation) instant { return m.returnAfter(o, m.logHold(o)) }
+
+// returnAfter is logReturn for a log that holds each request for hold.
+func (m *model) returnAfter(o observation, hold float64) instant {
 	next, held := never, 0
 	for i := range min(m.sends.n, sendLogSize) {
 		if back := m.sends.at[i].add(hold); back > o.arrived {

@@ -34,6 +34,16 @@ func (m *model) learnTick(prev answer, o observation) {
 		// of 10 per 1 s, after a hold: its reset moving on with the
 		// clock was then read as a bucket's, two 429s more a run).
 		first, last := math.Floor(lo.sub(m.tickHi)/s)+1, math.Ceil(hi.sub(m.tickLo)/s)-1
+		least := math.Inf(-1)
+		if prev.seq == m.tickSeq {
+			// prev's request was counted after the tick seen, and this
+			// rise came after it: a later tick, however the spans
+			// overlap. (A probe answered just after the tick, and the
+			// next request's rise over it, were taken for one tick: a
+			// sliding log held to ticks it does not have.)
+			least = 1
+			first = max(first, least)
+		}
 		switch {
 		case first == last:
 			lo, hi = max(lo, m.tickLo.add(first*s)), min(hi, m.tickHi.add(first*s))
@@ -43,14 +53,23 @@ func (m *model) learnTick(prev answer, o observation) {
 		default:
 			// None: the nearest end before lo (moved on by first − 1)
 			// or start after hi (by first), within a clock's drift.
-			if min(lo.sub(m.tickHi.add((first-1)*s)), m.tickLo.add(first*s).sub(hi)) > tickDrift {
+			// A clock drifts from one second to the next, not within
+			// one: a tick seen again (n = 0) fits only inside its span.
+			gap := math.Inf(1)
+			if first != 0 {
+				gap = m.tickLo.add(first * s).sub(hi)
+			}
+			if n := first - 1; n != 0 && n >= least {
+				gap = min(gap, lo.sub(m.tickHi.add(n*s)))
+			}
+			if gap > tickDrift {
 				m.offTick = true
 			} else {
 				m.tickFits++
 			}
 		}
 	}
-	m.tickLo, m.tickHi, m.ticked = lo, hi, true
+	m.tickLo, m.tickHi, m.tickSeq, m.ticked = lo, hi, o.seq, true
 }
 
 // tickDrift is how far apart two spans of a whole-second clock's ticks may
@@ -78,6 +97,9 @@ func (m *model) wholeSecondTicks() bool { return m.tickFits > 0 && !m.offTick }
 // server's clock. Once the window's end has passed, nothing places the
 // ticks: at once.
 //
+// Once quota came back at a phase no tick seen fits (offTick), the server
+// reads a finer clock than whole seconds: at once.
+//
 // But a window of a second whose resets count whole seconds from now turns
 // unseen at every tick, reading "1" all through: its ticks are placed by
 // the quota that came back between two answers (learnTick), once it has
@@ -92,6 +114,8 @@ func (m *model) nextTick(o observation) instant {
 	s := float64(time.Second)
 	latest := o.arrived.add(s)
 	switch {
+	case m.offTick:
+		return o.arrived // quota came back between ticks: no whole-second clock
 	case m.unseenTurns(o) && m.wholeSecondTicks():
 		return min(m.tickAfter(o.arrived), latest)
 	case m.winEnd == never || m.winEnd <= o.arrived:
@@ -152,4 +176,27 @@ func (m *model) heldToTick(o observation, prev answer, r, own float64) bool {
 	left := prev.remaining - own // once own was counted, had nothing come back
 	want := min(o.arrived.sub(prev.arrived)/float64(time.Second)*perSec, max(m.srvLimit-left, 0))
 	return r-left < want/2-1
+}
+
+// probeTick returns when the cap of a sliding window that told o nothing
+// was left, grown from its next tick from at grow, lets one request go:
+// at from, unless one rise has placed a tick and none has yet shown
+// whether the server gives back only at its ticks (fiber's whole-second
+// clock) or as each request it counted ages out (a sliding log: nest's).
+// Then one probe goes when a log would give back the oldest request of
+// this client's that it holds, if that is sooner than the next tick may
+// come: admitted, the server gave back between ticks (offTick, and the
+// cap grows from each answer from then on); refused, it is held to its
+// ticks for good.
+func (m *model) probeTick(o observation, from instant, grow float64) instant {
+	if !m.ticked || m.tickFits > 0 || m.offTick || m.tickProbed {
+		return from
+	}
+	back := m.returnAfter(o, m.winLen+o.arrived.sub(o.sent))       // at the latest, for a window read from whole seconds
+	soonest := m.tickAfter(o.arrived).add(-m.tickHi.sub(m.tickLo)) // the next tick's earliest
+	if back <= o.arrived || back.add(tickDrift) >= min(soonest, from) {
+		return from
+	}
+	m.tickProbe, m.tickProbeOn = back, true
+	return back.add(-1 / grow) // the probe goes at back
 }
