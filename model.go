@@ -239,21 +239,10 @@ type model struct {
 	// current window's answers stated (never: none). Each answer places
 	// the window's end within a slack of its own reset; the window's end is
 	// in all of those spans, so the soonest bounds the latest end.
-	winEnd instant
-	// A tick of the server's whole-second clock fell in (tickLo, tickHi]
-	// (learnTick), if ticked.
-	tickLo, tickHi instant
-	tickSeq        float64 // the request counted just after it
-	ticked         bool
-	tickFits       int  // rises that fitted the ticks seen before them
-	offTick        bool // a rise fitted no tick seen: the server gives back between ticks
-	// tickProbe is when a probe may go that tells a server that gives
-	// back only at its ticks from a sliding log (probeTick), if planned;
-	// tickProbed, once a request sent then was answered.
-	tickProbe               instant
-	tickProbeOn, tickProbed bool
-	sends                   sendLog // the send instants of the latest requests the server counted
-	jitter                  rand.PCG
+	winEnd    instant
+	tickState         // what the answers showed of the server's clock (ticks.go)
+	sends     sendLog // the send instants of the latest requests the server counted
+	jitter    rand.PCG
 }
 
 // An answer is what the model keeps of one observation; the zero answer
@@ -482,17 +471,8 @@ func (m *model) remaining(o observation) {
 			m.refilled = true
 			m.measureFrom(prev)
 		}
-		// Something came back between the two if o found more left than
-		// prev, or as much once admitted: o's own request was counted
-		// after prev's (it went after prev's answer came), and without a
-		// give-back o would have found one less. (A refusal the server
-		// may not have counted.)
-		counted := 0.0
-		if !limited(o.status, o.q) {
-			counted = 1
-		}
-		if o.coarse && eOK && (sameWin || newer) && r+counted > prev.remaining+0.5 {
-			m.learnTick(prev, o)
+		if eOK && (sameWin || newer) {
+			m.noteRise(prev, o, r)
 		}
 		m.countShare(o, prev, r, own, sameWin, newer)
 	}

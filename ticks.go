@@ -11,6 +11,39 @@ import (
 // all of it at the next turn on 1 s, where each tick is a turn. Part of the
 // server model (model.go): pure, no clock, no lock.
 
+// tickState is what the answers showed of the ticks of a server's
+// whole-second clock.
+type tickState struct {
+	// A tick fell in (tickLo, tickHi] (learnTick), if ticked, before the
+	// request numbered tickSeq was counted.
+	tickLo, tickHi instant
+	tickSeq        float64
+	ticked         bool
+	tickFits       int  // rises that fitted the ticks seen before them
+	offTick        bool // a rise fitted no tick seen: the server gives back between ticks
+	// tickProbe is when a probe may go that tells a server that gives
+	// back only at its ticks from a sliding log (probeTick), if planned;
+	// tickProbed, once a request sent then was answered.
+	tickProbe               instant
+	tickProbeOn, tickProbed bool
+}
+
+// noteRise places a tick if something came back between the causal
+// answers prev and o, whole-second resets both, o told r left: if o found
+// more left than prev, or as much once admitted, for o's own request was
+// counted after prev's (it went after prev's answer came), and without a
+// give-back o would have found one less. (A refusal the server may not
+// have counted.)
+func (m *model) noteRise(prev answer, o observation, r float64) {
+	counted := 0.0
+	if !limited(o.status, o.q) {
+		counted = 1
+	}
+	if o.coarse && r+counted > prev.remaining+0.5 {
+		m.learnTick(prev, o)
+	}
+}
+
 // learnTick notes that the server's clock ticked after it counted the
 // request of prev and before it counted the one of o: something came back
 // between the two (a rise inside a window, or a new one). Ticks a whole
