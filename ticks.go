@@ -219,8 +219,8 @@ func (m *model) heldToTick(o observation, prev answer, r, own float64) bool {
 // Then one probe goes when a log would give back the oldest request of
 // this client's that it holds, if that is sooner than the next tick may
 // come: admitted, the server gave back between ticks (offTick, and the
-// cap grows from each answer from then on); refused, it is held to its
-// ticks for good.
+// cap grows from each answer from then on); refused, no probe goes again,
+// and the cap grows from the ticks until what comes back shows otherwise.
 func (m *model) probeTick(o observation, from instant, grow float64) instant {
 	if !m.ticked || m.tickFits > 0 || m.offTick || m.tickProbed {
 		return from
