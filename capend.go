@@ -107,9 +107,11 @@ func (m *model) capEnd(o observation, sl float64) instant {
 		// log gave back: fitRead) has no second left to take off:
 		// Flask-Limiter's 3 s, read as 4 and told 10/s, was probed
 		// at 2 s and refused, a 429 and a whole window's Retry-After
-		// in every run.
+		// in every run. Nor has a stated one, which is exact (the
+		// kit's log of 30 per 3 s stating w=3, its reset when it will
+		// be empty, told 10/s: probed at 2 s, refused each time).
 		early := coarseSlack
-		if m.winLen < m.winRead {
+		if m.winLen < m.winRead || m.stated {
 			early = 0
 		}
 		if first := m.winT0.add(m.winLen - early + lat); first > o.arrived {

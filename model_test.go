@@ -707,6 +707,25 @@ func TestModelLogOfASecondIsProbedBeforeTheNextTick(t *testing.T) {
 	assert.False(t, m.offTick)
 }
 
+// A window whose reset moves on with every request is probed a window less
+// a second after its first answer, for a window read from whole-second
+// resets may be a second long; a stated one is exact, and its log gives
+// that first request back a whole window after it went, not before.
+func TestModelStatedWindowWithAMovingResetIsProbedAtItsLength(t *testing.T) {
+	m := testModel()
+	var p plan
+	for seq := 1.0; seq <= 30; seq++ { // 30 per 3 s stated, paced over 1.74 s
+		sent := 0.06 * (seq - 1)
+		o := ans(seq, seq, sent, sent+0.002, 30, 30-seq, sent+3.002)
+		o.q.Window = 3 * time.Second
+		p = m.observe(o)
+	}
+	require.True(t, m.bucket, "its reset moved on with the clock")
+	assert.InDelta(t, 3.004*sec, float64(p.capEnd), 1e6, "a window and a latency after the first answer: %v", time.Duration(p.capEnd))
+	last := ans(30, 30, 1.74, 1.742, 30, 0, 4.742)
+	assert.InDelta(t, 3.002*sec, m.logHold(last), 1e6, "a log holds each request a whole stated window")
+}
+
 // A rise places a tick of the server's clock between the earlier request's
 // send and the later answer; a tick seen before, moved on by whole seconds,
 // narrows it down where one second fits, and where none does (beyond a

@@ -86,11 +86,11 @@ func (l *sendLog) complete(t instant) bool {
 // o reads: a window after the request went, plus a latency (it was counted
 // on arrival). A window read from whole-second resets may be up to a
 // second long (Flask-Limiter's reads 3 s as 4): a second less, until what
-// the log gave back or a rate told has shortened it (fitRead). At most 0:
-// no window known.
+// the log gave back or a rate told has shortened it (fitRead). A stated
+// one is exact. At most 0: no window known.
 func (m *model) logHold(o observation) float64 {
 	w := m.winLen
-	if o.coarse && m.winLen >= m.winRead && (m.logWin == 0 || m.winLen > m.logWin) {
+	if o.coarse && !m.stated && m.winLen >= m.winRead && (m.logWin == 0 || m.winLen > m.logWin) {
 		w -= coarseSlack
 	}
 	if w <= 0 {
