@@ -8,9 +8,10 @@ import "time"
 // server model (model.go): pure, no clock, no lock.
 
 // capGrowth returns how fast, per nanosecond, a refilling server's cap
-// grows from the answer o, told r left, and from when.
-func (m *model) capGrowth(o observation, r float64) (grow float64, from instant) {
-	from = o.arrived
+// grows from the answer o, told r left, and from when; and its end, never
+// but where one probe goes first (probeTick).
+func (m *model) capGrowth(o observation, r float64) (grow float64, from, end instant) {
+	from, end = o.arrived, never
 	// The cap grows as the server refills, at least a request per
 	// MaxCooldown (a cap is a server-derived wait too); a refill of
 	// no rate known yet ends as a cap that does not grow. A sliding
@@ -26,7 +27,7 @@ func (m *model) capGrowth(o observation, r float64) (grow float64, from instant)
 	}
 	grow = max(safety*steady*m.ownShare(), 1/m.maxCooldown)
 	if m.sliding() && r < 1 {
-		from = m.probeTick(o, from, grow)
+		end = m.probeTick(o, from)
 		if m.offTick && m.winLen <= coarseSlack {
 			// Nothing left on a window of a second that gives back
 			// between ticks: a sliding log, or a counter that reads a
@@ -38,7 +39,8 @@ func (m *model) capGrowth(o observation, r float64) (grow float64, from instant)
 			// a counter gives back from its turn, up to a window
 			// before that (the kit's httprate at 3 s: 82% used at one
 			// phase, 99% grown at once).
-			from = max(from, m.returnAfter(o, m.winLen+o.arrived.sub(o.sent)).add(-1/grow))
+			back := m.returnAfter(o, m.winLen+o.arrived.sub(o.sent))
+			from = max(from, min(back, o.arrived.add(m.maxCooldown)).add(-1/grow))
 		}
 	}
 	if m.bucket && !m.fullAt && !m.tokens && r < 1 {
@@ -55,7 +57,7 @@ func (m *model) capGrowth(o observation, r float64) (grow float64, from instant)
 		latest := o.arrived.add(m.maxCooldown - 1/grow)
 		from = max(from, min(m.logReturn(o), latest))
 	}
-	return grow, from
+	return grow, from, end
 }
 
 // capEnd returns when a cap that does not grow ends: the latest the window

@@ -306,7 +306,7 @@ func (m *model) observe(o observation) plan {
 	if o.status < 400 {
 		m.sends.add(o.sent, o.arrived) // counted by the server
 	}
-	if m.tickProbeOn && o.sent >= m.tickProbe {
+	if probe && m.plan.tickProbe {
 		m.tickProbed = true // whatever it found: one probe
 	}
 	switch {
@@ -566,7 +566,7 @@ func (m *model) remaining(o observation) {
 	}
 	grow, growFrom, end := 0.0, o.arrived, never
 	if m.refills() && m.steady() > 0 {
-		grow, growFrom = m.capGrowth(o, r)
+		grow, growFrom, end = m.capGrowth(o, r) // an end: a probe between ticks
 	} else {
 		end = m.capEnd(o, sl)
 	}
@@ -576,7 +576,8 @@ func (m *model) remaining(o observation) {
 		if settled {
 			behind = 0
 		}
-		*p = plan{rate: p.rate, burst: p.burst, alone: p.alone, capOn: true, capBase: allowed, capAt: growFrom, capGrow: grow, capEnd: end, capRef: seq, capBehind: behind}
+		*p = plan{rate: p.rate, burst: p.burst, alone: p.alone, capOn: true, capBase: allowed, capAt: growFrom, capGrow: grow, capEnd: end, capRef: seq, capBehind: behind,
+			tickProbe: grow > 0 && end != never}
 		m.ref = answer{ok: true, seq: seq, sent: o.sent, arrived: o.arrived, remaining: r, reset: e, resetOK: eOK, admitted: o.admitted}
 	case older:
 		return // an answer from an older window says nothing of this one

@@ -685,9 +685,10 @@ func TestModelLogOfASecondIsProbedBeforeTheNextTick(t *testing.T) {
 		p := m.observe(stated(ans(12, 12, 1.004, 1.006, 10, 0, 2.006)))
 		// The request sent at 0.1 comes back from a log at 1.102 at the
 		// latest (a second and a latency on), the next tick at 1.8 at the
-		// soonest.
-		assert.Less(t, p.capSeq(secs(1.1019)), 13.0, "nothing before the log gives back")
-		assert.GreaterOrEqual(t, p.capSeq(secs(1.102001)), 13.0, "one probe when it does")
+		// soonest: the cap ends there, and one request goes alone.
+		assert.True(t, p.tickProbe)
+		assert.InDelta(t, 1.102*sec, float64(p.capEnd), 1e3, "the probe at %v", time.Duration(p.capEnd))
+		assert.Less(t, p.capSeq(secs(1.1019)), 13.0, "nothing before it")
 		return m
 	}
 	stated := func(o observation) observation { o.q.Window = time.Second; return o }
@@ -705,6 +706,10 @@ func TestModelLogOfASecondIsProbedBeforeTheNextTick(t *testing.T) {
 	m.observe(refused(stated(ans(13, 13, 1.102, 1.104, 10, 0, 2.104)), time.Second))
 	assert.True(t, m.tickProbed)
 	assert.False(t, m.offTick)
+	twelve := stated(ans(12, 12, 1.004, 1.006, 10, 0, 2.006))
+	assert.Equal(t, never, m.probeTick(twelve, secs(2.006)), "no probe again")
+	m.tickProbed = false
+	assert.Equal(t, secs(1.102), m.probeTick(twelve, secs(2.006)), "but for the one that went")
 }
 
 // A window whose reset moves on with every request is probed a window less
@@ -776,6 +781,14 @@ func TestModelRiseAfterTheTicksRequestIsALaterTick(t *testing.T) {
 	m.learnTick(answer{seq: 11, sent: secs(1.053)}, observation{seq: 12, arrived: secs(1.164)})
 	assert.Zero(t, m.tickFits, "not the same tick")
 	assert.True(t, m.offTick, "a give-back 0.1 s after the last")
+
+	// Over it, but across most of a second: it meets the tick seen and
+	// the next, and shows nothing.
+	m = testModel()
+	m.learnTick(answer{seq: 10, sent: secs(0.947)}, observation{seq: 11, arrived: secs(1.056)})
+	m.learnTick(answer{seq: 11, sent: secs(1.0)}, observation{seq: 12, arrived: secs(1.95)})
+	assert.Zero(t, m.tickFits, "wide: no fit")
+	assert.False(t, m.offTick)
 
 	// The same spans, the later rise over another request: it may have
 	// been counted before the tick, which may then be the same.

@@ -21,6 +21,8 @@ type plan struct {
 	capAt, capEnd            instant
 	capBase, capGrow, capRef float64
 	capBehind                float64 // o.behind of the answer capRef
+	// tickProbe: capEnd is a probe between a server's ticks (probeTick).
+	tickProbe bool
 	// hold, if holdOn: nothing goes out before it. After a hold, and after
 	// a cap's end, one request goes alone and the rest wait for its answer.
 	hold   instant

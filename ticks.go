@@ -21,22 +21,19 @@ type tickState struct {
 	ticked         bool
 	tickFits       int  // rises that fitted the ticks seen before them
 	offTick        bool // a rise fitted no tick seen: the server gives back between ticks
-	// tickProbe is when a probe may go that tells a server that gives
-	// back only at its ticks from a sliding log (probeTick), if planned;
-	// tickProbed, once a request sent then was answered.
-	tickProbe               instant
-	tickProbeOn, tickProbed bool
+	// tickProbed: a probe between ticks was answered (probeTick).
+	tickProbed bool
 }
 
 // noteRise places a tick if something came back between the causal
-// answers prev and o, whole-second resets both, o told r left: if o found
+// answers prev and o, o told r left with a whole-second reset: if o found
 // more left than prev, or as much once admitted, for o's own request was
 // counted after prev's (it went after prev's answer came), and without a
-// give-back o would have found one less. (A refusal the server may not
-// have counted.)
+// give-back o would have found one less. (A refusal or an error the
+// server may not have counted: only a success is, as sends has it.)
 func (m *model) noteRise(prev answer, o observation, r float64) {
 	counted := 0.0
-	if !limited(o.status, o.q) {
+	if o.status < 400 {
 		counted = 1
 	}
 	if o.coarse && r+counted > prev.remaining+0.5 {
@@ -73,7 +70,11 @@ func (m *model) learnTick(prev answer, o observation) {
 			// rise came after it: a later tick, however the spans
 			// overlap. (A probe answered just after the tick, and the
 			// next request's rise over it, were taken for one tick: a
-			// sliding log held to ticks it does not have.)
+			// sliding log held to ticks it does not have.) A span that
+			// met two seconds before still shows nothing: it is wide.
+			if first < last {
+				return
+			}
 			least = 1
 			first = max(first, least)
 		}
@@ -211,25 +212,26 @@ func (m *model) heldToTick(o observation, prev answer, r, own float64) bool {
 	return r-left < want/2-1
 }
 
-// probeTick returns when the cap of a sliding window that told o nothing
-// was left, grown from its next tick from at grow, lets one request go:
-// at from, unless one rise has placed a tick and none has yet shown
-// whether the server gives back only at its ticks (fiber's whole-second
-// clock) or as each request it counted ages out (a sliding log: nest's).
-// Then one probe goes when a log would give back the oldest request of
-// this client's that it holds, if that is sooner than the next tick may
-// come: admitted, the server gave back between ticks (offTick, and the
-// cap grows from each answer from then on); refused, no probe goes again,
-// and the cap grows from the ticks until what comes back shows otherwise.
-func (m *model) probeTick(o observation, from instant, grow float64) instant {
-	if !m.ticked || m.tickFits > 0 || m.offTick || m.tickProbed {
-		return from
+// probeTick returns when one probe goes first, at nothing left on a
+// sliding window of a second whose cap grows from from (never: none):
+// where one rise has placed a tick and none has yet shown whether the
+// server gives back only at its ticks (fiber's whole-second clock) or as
+// each request it counted ages out (a sliding log: nest's), when a log
+// would give back the oldest request of this client's that it holds, if
+// its answer comes before the next tick may. Admitted, the server gave
+// back between ticks (offTick), and the cap grows from each answer from
+// then on; refused, no probe goes again, and the cap grows from the next
+// tick as nextTick places it, until what comes back shows otherwise.
+func (m *model) probeTick(o observation, from instant) instant {
+	if !m.ticked || m.tickFits > 0 || m.offTick || m.tickProbed || m.winLen > coarseSlack {
+		return never
 	}
 	back := m.returnAfter(o, m.winLen+o.arrived.sub(o.sent))       // at the latest, for a window read from whole seconds
 	soonest := m.tickAfter(o.arrived).add(-m.tickHi.sub(m.tickLo)) // the next tick's earliest
-	if back <= o.arrived || back.add(tickDrift) >= min(soonest, from) {
-		return from
+	// Its answer, a round trip later, must come before that tick, or a
+	// tick would fit what came back.
+	if back <= o.arrived || back.add(2*m.latency+tickDrift) >= min(soonest, from) {
+		return never
 	}
-	m.tickProbe, m.tickProbeOn = back, true
-	return back.add(-1 / grow) // the probe goes at back
+	return back
 }
