@@ -241,6 +241,7 @@ type model struct {
 	// in all of those spans, so the soonest bounds the latest end.
 	winEnd    instant
 	tickState         // what the answers showed of the server's clock (ticks.go)
+	fit       paceFit // what a steady pace left, for the window (fitPace)
 	sends     sendLog // the send instants of the latest requests the server counted
 	jitter    rand.PCG
 }
@@ -473,6 +474,9 @@ func (m *model) remaining(o observation) {
 		}
 		if eOK && (sameWin || newer) {
 			m.noteRise(prev, o, r)
+		}
+		if noResets && sameWin {
+			m.fitPace(o, r)
 		}
 		m.countShare(o, prev, r, own, sameWin, newer)
 	}

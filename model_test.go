@@ -731,6 +731,31 @@ func TestModelStatedWindowWithAMovingResetIsProbedAtItsLength(t *testing.T) {
 	assert.InDelta(t, 3.002*sec, m.logHold(last), 1e6, "a log holds each request a whole stated window")
 }
 
+// A server that states what is left and nothing else has its window
+// bounded by the time between two turns; a steady pace shows it: a sliding
+// window sent to at p counts p·W, and HAProxy's 10 per 1 s, read as 2 s,
+// paced at 4.75/s, had 5 left for good (48.7% of it used in the kit).
+func TestModelSteadyPaceShowsTheWindow(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.001, -1, 9, 0))
+	m.kind, m.winLen, m.srvLimit = kindRefill, 2*sec, 10
+	for seq := 2.0; seq <= 30; seq++ { // 4.75/s, 5 left each time: 5 counted in the last 1.05 s
+		sent := 0.21 * (seq - 1)
+		m.observe(ans(seq, seq, sent, sent+0.001, -1, 5, 0))
+	}
+	assert.InDelta(t, 1.05*sec, m.winLen, 0.1*sec, "window %v", time.Duration(m.winLen))
+
+	// Half or more left: a bucket sent to below its refill shows nothing.
+	m = testModel()
+	m.observe(ans(1, 1, 0, 0.001, -1, 9, 0))
+	m.kind, m.winLen, m.srvLimit = kindRefill, 2*sec, 10
+	for seq := 2.0; seq <= 30; seq++ {
+		sent := 0.21 * (seq - 1)
+		m.observe(ans(seq, seq, sent, sent+0.001, -1, 8, 0))
+	}
+	assert.Equal(t, 2*sec, m.winLen)
+}
+
 // A rise places a tick of the server's clock between the earlier request's
 // send and the later answer; a tick seen before, moved on by whole seconds,
 // narrows it down where one second fits, and where none does (beyond a

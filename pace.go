@@ -460,3 +460,48 @@ func (m *model) sliding() bool {
 func (m *model) giveBack() float64 {
 	return min(m.srvLimit, max(m.srvLimit-m.winFirst, 0)) / m.winLen
 }
+
+// A paceFit is the longest window that what a steady pace left has shown
+// since from (fitPace).
+type paceFit struct {
+	from instant
+	most float64
+}
+
+// fitPace shortens the window of a server that states neither a reset nor
+// its window (Bucket4j's Remaining alone, read as r at o), which the time
+// between two turns only bounds: a sliding window sent to at p counts p·W,
+// so W is (Limit − r) ÷ p, p this client's sends over the window read.
+// The most that reached over a whole window read is what the window is
+// shown to be at most (others' spending only lengthens it); shorter, it is
+// the window. Only on a server shown to give back inside a window (a
+// fixed window's count, read mid-window, is no steady one) and not a
+// bucket's, and only while half or more is spent: a token bucket sent to
+// below its refill stays full, and its count says nothing of a window.
+// (HAProxy's request rate of 10 per 1 s, read as 2 s from its first turn,
+// was paced at 4.7/s with half its quota left for good: 50% used.)
+func (m *model) fitPace(o observation, r float64) {
+	span := m.winLen
+	if m.stated || m.kind != kindRefill || m.bucket || m.srvLimit <= 0 || span <= 0 || !m.sends.complete(o.arrived.add(-span)) {
+		return
+	}
+	if m.fit.from == 0 || o.arrived.sub(m.fit.from) > 2*span {
+		m.fit = paceFit{from: o.arrived} // a fresh stretch
+		return
+	}
+	sent := m.sends.returned(span, o.arrived, o.arrived.add(span)) // sent in (o.arrived − span, o.arrived]
+	if sent < 5 {
+		m.fit = paceFit{from: o.arrived} // no steady pace to read
+		return
+	}
+	if r <= m.srvLimit/2 {
+		m.fit.most = max(m.fit.most, (m.srvLimit-r)*span/sent)
+	}
+	if o.arrived.sub(m.fit.from) < span {
+		return
+	}
+	if m.fit.most > 0 && m.fit.most < 0.98*span {
+		m.winLen = m.fit.most
+	}
+	m.fit = paceFit{from: o.arrived}
+}

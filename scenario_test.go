@@ -168,6 +168,24 @@ func TestScenarioRemainingOnly(t *testing.T) {
 	})
 }
 
+// TestScenarioRemainingOnlySlidingWindow: HAProxy's request rate as
+// haproxy-remaining plays it (a sliding-window counter of 10 per 1 s that
+// counts refusals, what is left on every success and nothing else, a bare
+// 429), 30 s. Its first turn, a second after a hold, read the window as
+// 2 s, and the pace that left half of it unspent kept that reading: 48.7%
+// used. What a steady pace leaves shortens it (fitPace): 70.7%, still short
+// of the 90% target, for the first turn's reading holds for 6 s.
+func TestScenarioRemainingOnlySlidingWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := throttletest.Config{Quota: throttletest.Quota{Limit: 10, Window: time.Second, Algorithm: throttletest.SlidingWindow, CountRefused: true},
+			Dialect: throttletest.Bucket4j, BareRefusals: true, Latency: time.Millisecond, Jitter: 2 * time.Millisecond}
+		o := scenario{name: "haproxy-remaining", server: srv, windows: 30}.run(t)
+		t.Log(o)
+		assert.LessOrEqual(t, o.refusedShare(), 0.01, "share of requests refused")
+		assert.GreaterOrEqual(t, o.used, 0.65, "share of the quota used")
+	})
+}
+
 // TestScenarioShortFixedWindow: ulule's fixed window of 10 per 1 s, opened
 // by the first request after the last one ended, its reset the window's end
 // truncated to the second. The burst after each window's probe is
