@@ -212,9 +212,9 @@ func (m *model) heldToTick(o observation, prev answer, r, own float64) bool {
 	return r-left < want/2-1
 }
 
-// probeTick returns when one probe goes first, at nothing left on a
-// sliding window of a second whose cap grows from from (never: none):
-// where one rise has placed a tick and none has yet shown whether the
+// probeTick returns when one probe goes first (never: none), at nothing
+// left on a sliding window of a second whose cap grows from from: where
+// one rise has placed a tick and none has yet shown whether the
 // server gives back only at its ticks (fiber's whole-second clock) or as
 // each request it counted ages out (a sliding log: nest's), when a log
 // would give back the oldest request of this client's that it holds, if
