@@ -39,8 +39,7 @@ func (m *model) capGrowth(o observation, r float64) (grow float64, from, end ins
 			// a counter gives back from its turn, up to a window
 			// before that (the kit's httprate at 3 s: 82% used at one
 			// phase, 99% grown at once).
-			back := m.returnAfter(o, m.winLen+o.arrived.sub(o.sent))
-			from = max(from, min(back, o.arrived.add(m.maxCooldown)).add(-1/grow))
+			from = max(from, min(m.latestReturn(o), o.arrived.add(m.maxCooldown)).add(-1/grow))
 		}
 	}
 	if m.bucket && !m.fullAt && !m.tokens && r < 1 {

@@ -408,7 +408,7 @@ func TestScenarioSlidingLog(t *testing.T) {
 	// seconds from now, rounded up, "1" all through, no window stated.
 	// Its windows of a second read as a whole-second clock's, it was held
 	// to ticks it does not have: 50% used (the real one: 62 of 120 in
-	// 12 s, 98 since). Now 88%: 92% from the third window on (its cap
+	// 12 s, 96-98 since). Now 88%: 92% from the third window on (its cap
 	// grows from each answer at 95% of the rate), the first two held to
 	// their latest ends, as resets that may be truncated are. And a log
 	// of a second with epoch resets, truncated, its answers up to 40 ms

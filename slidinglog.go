@@ -106,6 +106,13 @@ func (m *model) logHold(o observation) float64 {
 // nothing to wait for.
 func (m *model) logReturn(o observation) instant { return m.returnAfter(o, m.logHold(o)) }
 
+// latestReturn is logReturn at the latest: for the whole window read and
+// a latency, where a window read from whole-second resets may be a second
+// shorter (logHold takes that second off).
+func (m *model) latestReturn(o observation) instant {
+	return m.returnAfter(o, m.winLen+o.arrived.sub(o.sent))
+}
+
 // returnAfter is logReturn for a log that holds each request for hold.
 func (m *model) returnAfter(o observation, hold float64) instant {
 	next, held := never, 0

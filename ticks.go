@@ -64,7 +64,6 @@ func (m *model) learnTick(prev answer, o observation) {
 		// of 10 per 1 s, after a hold: its reset moving on with the
 		// clock was then read as a bucket's, two 429s more a run).
 		first, last := math.Floor(lo.sub(m.tickHi)/s)+1, math.Ceil(hi.sub(m.tickLo)/s)-1
-		least := math.Inf(-1)
 		if prev.seq == m.tickSeq {
 			// prev's request was counted after the tick seen, and this
 			// rise came after it: a later tick, however the spans
@@ -75,8 +74,7 @@ func (m *model) learnTick(prev answer, o observation) {
 			if first < last {
 				return
 			}
-			least = 1
-			first = max(first, least)
+			first = max(first, 1)
 		}
 		switch {
 		case first == last:
@@ -85,16 +83,15 @@ func (m *model) learnTick(prev answer, o observation) {
 		case first < last:
 			return // either way: it shows nothing
 		default:
-			// None: the nearest end before lo (moved on by first − 1)
-			// or start after hi (by first), within a clock's drift.
+			// None (then first ≥ 1: answers arrive in order, so hi ≥
+			// tickHi): the nearest start after hi (moved on by first)
+			// or end before lo (by first − 1), within a clock's drift.
 			// A clock drifts from one second to the next, not within
-			// one: a tick seen again (n = 0) fits only inside its span.
-			gap := math.Inf(1)
-			if first != 0 {
-				gap = m.tickLo.add(first * s).sub(hi)
-			}
-			if n := first - 1; n != 0 && n >= least {
-				gap = min(gap, lo.sub(m.tickHi.add(n*s)))
+			// one: the tick seen itself (first − 1 = 0) fits only
+			// inside its span.
+			gap := m.tickLo.add(first * s).sub(hi)
+			if first > 1 {
+				gap = min(gap, lo.sub(m.tickHi.add((first-1)*s)))
 			}
 			if gap > tickDrift {
 				m.offTick = true
@@ -226,7 +223,7 @@ func (m *model) probeTick(o observation, from instant) instant {
 	if !m.ticked || m.tickFits > 0 || m.offTick || m.tickProbed || m.winLen > coarseSlack {
 		return never
 	}
-	back := m.returnAfter(o, m.winLen+o.arrived.sub(o.sent))       // at the latest, for a window read from whole seconds
+	back := m.latestReturn(o)
 	soonest := m.tickAfter(o.arrived).add(-m.tickHi.sub(m.tickLo)) // the next tick's earliest
 	// Its answer, a round trip later, must come before that tick, or a
 	// tick would fit what came back.
