@@ -414,7 +414,7 @@ func (m *model) remaining(o observation) {
 	if causal {
 		own := o.seq - prev.seq // admitted between the two sends: counted between the two answers
 		switch {
-		case sameWin && r > prev.remaining+0.5:
+		case sameWin && (r > prev.remaining+0.5 || noResets && m.gaveBackOne(o, prev, r, own)):
 			// More left for a later request, inside one window. (Not
 			// "more than the earlier count less what was sent between":
 			// requests admitted in one order may reach the server in

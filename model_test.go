@@ -148,6 +148,75 @@ func TestModelToldRateBoundsAMeasuredRefill(t *testing.T) {
 	assert.InDelta(t, safety*5/sec, p.capGrow, 1e-12)
 }
 
+// A request sent after an answer arrived is counted after it: where
+// nothing comes back, it finds at least one less left, and finding as
+// much shows a give-back (gaveBackOne). Bucket4j's bucket of 5 refilling
+// at 10 a second: its first burst spent it, its refill after the hold
+// read as a turn, and then, sent to at 22/s, it counted down 3, 2, 2.
+func TestModelRemainingOnlyEqualCountIsAGiveBack(t *testing.T) {
+	window := func(m *model) {
+		m.observe(ans(1, 1, 0, 0.001, -1, 4, 0))
+		m.observe(ans(5, 5, 0.002, 0.004, -1, 0, 0))
+		m.observe(ans(6, 6, 1.004, 1.005, -1, 4, 0)) // back to full: a turn
+		m.observe(ans(7, 7, 1.1, 1.101, -1, 3, 0))
+	}
+	for _, tc := range []struct {
+		name string
+		left float64 // what the request after one told 2 found left
+		kind int
+	}{
+		{"as much left: one came back", 2, kindRefill},
+		{"one less: nothing shown", 1, kindUnknown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := testModel()
+			window(&m)
+			require.Equal(t, 1.004*sec, m.winLen, "a window read from the turn")
+			m.observe(ans(8, 8, 1.2, 1.201, -1, 2, 0))
+			m.observe(ans(9, 9, 1.3, 1.301, -1, tc.left, 0))
+			assert.Equal(t, tc.kind, m.kind)
+		})
+	}
+
+	m := testModel()
+	window(&m)
+	m.observe(ans(8, 8, 1.2, 1.201, -1, 0, 0))
+	m.observe(refused(ans(9, 9, 1.3, 1.301, -1, 0, 0), 0))
+	assert.Equal(t, kindUnknown, m.kind, "a 429 finds nothing left either way")
+
+	m = testModel()
+	window(&m)
+	m.observe(ans(8, 8, 1.2, 1.201, -1, 3, 0))
+	assert.Equal(t, kindUnknown, m.kind, "as much left, but it may be back to full: a turn's to tell")
+
+	// In the first window, with no window known, it shows nothing yet;
+	// told the rate, the window is known.
+	for _, told := range []float64{0, 10} {
+		m = newModel(float64(10*time.Minute), PaceEven, told)
+		m.observe(ans(1, 1, 0, 0.01, -1, 4, 0))
+		m.observe(ans(2, 2, 0.05, 0.06, -1, 3, 0))
+		m.observe(ans(3, 3, 0.15, 0.16, -1, 2, 0))
+		m.observe(ans(4, 4, 0.25, 0.26, -1, 2, 0))
+		assert.Equal(t, told > 0, m.kind == kindRefill, "told %v", told)
+	}
+}
+
+// A bucket refills no further than full: kept full at every answer, what
+// it would have refilled beyond that is no one's spending. (Bucket4j's 10
+// a second into 10, told its rate: full at each answer, two thirds of its
+// refill taken for others', share 0.3, paced at 3/s.)
+func TestModelFullBucketShowsNoOthers(t *testing.T) {
+	m := newModel(float64(10*time.Minute), PaceEven, 10)
+	m.observe(ans(1, 1, 0, 0.001, -1, 9, 0))
+	m.kind, m.bucket, m.refilled, m.tokens = kindRefill, true, true, true // refills at a rate
+	m.winLen, m.srvLimit = sec, 10
+	for seq := 2.0; seq <= 20; seq++ { // one every 0.3 s, the bucket full at each
+		sent := 0.3 * (seq - 1)
+		m.observe(ans(seq, seq, sent, sent+0.001, -1, 9, 0))
+	}
+	assert.Equal(t, 1.0, m.share)
+}
+
 // The same dialect on a fixed window of 30 per 3 s: the count comes back
 // whole at the turn. That is a new window, its length at most the time from
 // the last window's first answer, and the cap of a spent window ends there.

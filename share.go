@@ -50,6 +50,17 @@ func (m *model) countShare(o observation, prev answer, r, own float64, sameWin, 
 				perSec = min(perSec, m.ceiling)
 			}
 			refill = perSec * o.arrived.sub(prev.arrived) / float64(time.Second)
+			if m.srvLimit > 0 {
+				// A bucket fills no further than full: while it is
+				// kept full, what it would refill beyond that is no
+				// one's spending. (A lone client on a bucket of 10
+				// refilling at 10/s, full at each answer 0.3 s apart,
+				// took two thirds of the refill for others': share
+				// 0.34; the kit's Bucket4j bucket, so read in 2 of 15
+				// runs while a give-back at full was read as a
+				// refill, was paced at 3/s, 60-65% used.)
+				refill = min(refill, max(m.srvLimit-prev.remaining, 0))
+			}
 			if m.mayBeLog() {
 				// A sliding log gives back what it counted a window
 				// before, not at its rate: this client's own
