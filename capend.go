@@ -70,6 +70,15 @@ func (m *model) capEnd(o observation, sl float64) instant {
 			return m.winT0.add(min(m.winLen, m.maxCooldown)) // a turn seen: windows start there
 		case m.winLen > 0:
 			return o.arrived.add(min(m.winLen, m.maxCooldown))
+		case m.toldWindow() > 0 && m.winT0.add(m.toldWindow()) > o.arrived:
+			// Told the rate, and no turn seen yet: the first window
+			// ends no later than the window the rate gives the limit
+			// after its first answer. (Moved on with each answer, a
+			// Remaining-only fixed window of 10 per 1 s told 10/s was
+			// first probed 1.9 s after its first answer, read as that
+			// long, and its turn at 2 s then taken for a sliding
+			// window's give-back: 63% used in the kit; 99.7%.)
+			return m.winT0.add(min(m.toldWindow(), m.maxCooldown))
 		}
 		return o.arrived.add(coarseSlack)
 	}

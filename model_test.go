@@ -201,6 +201,37 @@ func TestModelRemainingOnlyEqualCountIsAGiveBack(t *testing.T) {
 	}
 }
 
+// Told the rate, a server that states only what is left has the window
+// the rate gives its limit: 10 per 1 s told 10/s. Its first window ends
+// by then after its first answer, not a second after its last one (paced
+// at the rate, 1.9 s after its first), and a turn seen late is no longer
+// a window. (Bucket4j's fixed window and HAProxy's request rate, 10 per
+// 1 s, told 10/s: 63% and 45-68% used; 99.7% and 79-80%.)
+func TestModelToldRateGivesARemainingOnlyWindow(t *testing.T) {
+	m := newModel(float64(10*time.Minute), PaceEven, 10)
+	var p plan
+	for seq := 1.0; seq <= 10; seq++ { // at 10/s
+		at := 0.1 * (seq - 1)
+		p = m.observe(ans(seq, seq, at, at+0.001, -1, 10-seq, 0))
+	}
+	assert.Equal(t, secs(1.001), p.capEnd, "a window after the first answer")
+	p = m.observe(ans(11, 11, 1.9, 1.901, -1, 9, 0)) // the turn, seen late
+	assert.Equal(t, sec, m.winLen, "the window the rate gives the limit")
+	p = m.observe(ans(20, 20, 2.7, 2.701, -1, 0, 0))
+	assert.Equal(t, secs(2.901), p.capEnd, "a window after the turn's answer")
+
+	// Not told, the first window ends a second after the last answer,
+	// and the turn is as long as it was seen.
+	m = testModel()
+	for seq := 1.0; seq <= 10; seq++ {
+		at := 0.1 * (seq - 1)
+		p = m.observe(ans(seq, seq, at, at+0.001, -1, 10-seq, 0))
+	}
+	assert.Equal(t, secs(1.901), p.capEnd)
+	m.observe(ans(11, 11, 1.9, 1.901, -1, 9, 0))
+	assert.Equal(t, 1.9*sec, m.winLen)
+}
+
 // A bucket refills no further than full: kept full at every answer, what
 // it would have refilled beyond that is no one's spending. (Bucket4j's 10
 // a second into 10, told its rate: full at each answer, two thirds of its

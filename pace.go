@@ -195,6 +195,14 @@ func (m *model) turned(o observation, prev answer, r float64) bool {
 	if gap := o.arrived.sub(m.winT0); !m.stated && (m.winLen == 0 || gap < m.winLen) {
 		m.winLen = gap
 	}
+	if w := m.toldWindow(); w > 0 && w < m.winLen {
+		// A rate told is the server's steady rate: its limit per
+		// window. (HAProxy's request rate of 10 per 1 s, told 10/s,
+		// its first turn seen 1.9 s after the first answer: windows
+		// of 10 per 1.9 s, 54-81 of 120 served in 12 s; 95-96
+		// with this and the first window's end told, capEnd.)
+		m.winLen = w
+	}
 	return true
 }
 
