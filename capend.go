@@ -70,7 +70,7 @@ func (m *model) capEnd(o observation, sl float64) instant {
 			return m.winT0.add(min(m.winLen, m.maxCooldown)) // a turn seen: windows start there
 		case m.winLen > 0:
 			return o.arrived.add(min(m.winLen, m.maxCooldown))
-		case m.toldWindow() > 0 && m.winT0.add(m.toldWindow()) > o.arrived:
+		case m.toldWindow() > 0 && m.winT0.add(min(m.toldWindow(), m.maxCooldown)) > o.arrived:
 			// Told the rate, and no turn seen yet: the first window
 			// ends no later than the window the rate gives the limit
 			// after its first answer. (Moved on with each answer, a

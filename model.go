@@ -415,7 +415,8 @@ func (m *model) remaining(o observation) {
 		own := o.seq - prev.seq // admitted between the two sends: counted between the two answers
 		switch {
 		case sameWin && (r > prev.remaining+0.5 || noResets && m.gaveBackOne(o, prev, r, own)):
-			// More left for a later request, inside one window. (Not
+			// More left for a later request, inside one window, or as
+			// much where no reset is stated (gaveBackOne). (Not
 			// "more than the earlier count less what was sent between":
 			// requests admitted in one order may reach the server in
 			// another.)

@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -174,30 +175,34 @@ func TestModelRemainingOnlyEqualCountIsAGiveBack(t *testing.T) {
 			require.Equal(t, 1.004*sec, m.winLen, "a window read from the turn")
 			m.observe(ans(8, 8, 1.2, 1.201, -1, 2, 0))
 			m.observe(ans(9, 9, 1.3, 1.301, -1, tc.left, 0))
-			assert.Equal(t, tc.kind, m.kind)
+			assert.Equal(t, tc.kind, m.kind, "the server's kind")
 		})
 	}
-
-	m := testModel()
-	window(&m)
-	m.observe(ans(8, 8, 1.2, 1.201, -1, 0, 0))
-	m.observe(refused(ans(9, 9, 1.3, 1.301, -1, 0, 0), 0))
-	assert.Equal(t, kindUnknown, m.kind, "a 429 finds nothing left either way")
-
-	m = testModel()
-	window(&m)
-	m.observe(ans(8, 8, 1.2, 1.201, -1, 3, 0))
-	assert.Equal(t, kindUnknown, m.kind, "as much left, but it may be back to full: a turn's to tell")
+	t.Run("a 429", func(t *testing.T) {
+		m := testModel()
+		window(&m)
+		m.observe(ans(8, 8, 1.2, 1.201, -1, 0, 0))
+		m.observe(refused(ans(9, 9, 1.3, 1.301, -1, 0, 0), 0))
+		assert.Equal(t, kindUnknown, m.kind, "a 429 finds nothing left either way")
+	})
+	t.Run("back to full", func(t *testing.T) {
+		m := testModel()
+		window(&m)
+		m.observe(ans(8, 8, 1.2, 1.201, -1, 3, 0))
+		assert.Equal(t, kindUnknown, m.kind, "as much left, but it may be back to full: a turn's to tell")
+	})
 
 	// In the first window, with no window known, it shows nothing yet;
 	// told the rate, the window is known.
 	for _, told := range []float64{0, 10} {
-		m = newModel(float64(10*time.Minute), PaceEven, told)
-		m.observe(ans(1, 1, 0, 0.01, -1, 4, 0))
-		m.observe(ans(2, 2, 0.05, 0.06, -1, 3, 0))
-		m.observe(ans(3, 3, 0.15, 0.16, -1, 2, 0))
-		m.observe(ans(4, 4, 0.25, 0.26, -1, 2, 0))
-		assert.Equal(t, told > 0, m.kind == kindRefill, "told %v", told)
+		t.Run(fmt.Sprintf("first window, told %v", told), func(t *testing.T) {
+			m := newModel(float64(10*time.Minute), PaceEven, told)
+			m.observe(ans(1, 1, 0, 0.01, -1, 4, 0))
+			m.observe(ans(2, 2, 0.05, 0.06, -1, 3, 0))
+			m.observe(ans(3, 3, 0.15, 0.16, -1, 2, 0))
+			m.observe(ans(4, 4, 0.25, 0.26, -1, 2, 0))
+			assert.Equal(t, told > 0, m.kind == kindRefill, "a give-back read")
+		})
 	}
 }
 
@@ -208,34 +213,59 @@ func TestModelRemainingOnlyEqualCountIsAGiveBack(t *testing.T) {
 // a window. (Bucket4j's fixed window and HAProxy's request rate, 10 per
 // 1 s, told 10/s: 63% and 45-68% used; 99.7% and 79-80%.)
 func TestModelToldRateGivesARemainingOnlyWindow(t *testing.T) {
-	m := newModel(float64(10*time.Minute), PaceEven, 10)
-	var p plan
-	for seq := 1.0; seq <= 10; seq++ { // at 10/s
-		at := 0.1 * (seq - 1)
-		p = m.observe(ans(seq, seq, at, at+0.001, -1, 10-seq, 0))
+	// firstWindow sends 10 at 10/s, told limit left; it returns the plan
+	// after the last.
+	firstWindow := func(m *model) plan {
+		var p plan
+		for seq := 1.0; seq <= 10; seq++ {
+			at := 0.1 * (seq - 1)
+			p = m.observe(ans(seq, seq, at, at+0.001, -1, 10-seq, 0))
+		}
+		return p
 	}
-	assert.Equal(t, secs(1.001), p.capEnd, "a window after the first answer")
-	p = m.observe(ans(11, 11, 1.9, 1.901, -1, 9, 0)) // the turn, seen late
-	assert.Equal(t, sec, m.winLen, "the window the rate gives the limit")
-	p = m.observe(ans(20, 20, 2.7, 2.701, -1, 0, 0))
-	assert.Equal(t, secs(2.901), p.capEnd, "a window after the turn's answer")
-
-	// Not told, the first window ends a second after the last answer,
-	// and the turn is as long as it was seen.
-	m = testModel()
-	for seq := 1.0; seq <= 10; seq++ {
-		at := 0.1 * (seq - 1)
-		p = m.observe(ans(seq, seq, at, at+0.001, -1, 10-seq, 0))
-	}
-	assert.Equal(t, secs(1.901), p.capEnd)
-	m.observe(ans(11, 11, 1.9, 1.901, -1, 9, 0))
-	assert.Equal(t, 1.9*sec, m.winLen)
+	t.Run("told", func(t *testing.T) {
+		m := newModel(float64(10*time.Minute), PaceEven, 10)
+		p := firstWindow(&m)
+		assert.Equal(t, secs(1.001), p.capEnd, "a window after the first answer")
+		m.observe(ans(11, 11, 1.9, 1.901, -1, 9, 0)) // the turn, seen late
+		assert.Equal(t, sec, m.winLen, "the window the rate gives the limit")
+		p = m.observe(ans(20, 20, 2.7, 2.701, -1, 0, 0))
+		assert.Equal(t, secs(2.901), p.capEnd, "a window after the turn's answer")
+	})
+	t.Run("not told", func(t *testing.T) {
+		// The first window ends a second after the last answer, and the
+		// turn is as long as it was seen.
+		m := testModel()
+		p := firstWindow(&m)
+		assert.Equal(t, secs(1.901), p.capEnd, "a second after the last answer")
+		m.observe(ans(11, 11, 1.9, 1.901, -1, 9, 0))
+		assert.Equal(t, 1.9*sec, m.winLen, "from the first answer to the turn")
+	})
+	t.Run("told above the server's rate", func(t *testing.T) {
+		// Told 50/s, the window would be 0.2 s; the server counted a
+		// request sent 0.9 s into its window in it: the window is
+		// longer, and the turn reads it.
+		m := newModel(float64(10*time.Minute), PaceEven, 50)
+		firstWindow(&m)
+		m.observe(ans(11, 11, 1.9, 1.901, -1, 9, 0))
+		assert.Equal(t, 1.9*sec, m.winLen, "from the first answer to the turn")
+	})
+	t.Run("a told window longer than MaxCooldown", func(t *testing.T) {
+		// Told 1/s, a limit of 10 is a window of 10 s, and MaxCooldown
+		// is 2 s: no cap ends before its answer.
+		m := newModel(float64(2*time.Second), PaceEven, 1)
+		p := m.observe(ans(1, 1, 0, 0.001, -1, 9, 0))
+		assert.Equal(t, secs(2.001), p.capEnd, "cut to MaxCooldown")
+		p = m.observe(ans(10, 10, 2.25, 2.251, -1, 0, 0))
+		assert.Greater(t, p.capEnd, secs(2.251), "a cap that ends after its answer")
+	})
 }
 
-// A bucket refills no further than full: kept full at every answer, what
-// it would have refilled beyond that is no one's spending. (Bucket4j's 10
-// a second into 10, told its rate: full at each answer, two thirds of its
-// refill taken for others', share 0.3, paced at 3/s.)
+// Between two answers a server may fill up, and it fills no further than
+// full: a pair over which it could have says nothing of the others'
+// spending. (A lone client on a bucket of 10 refilling at 10/s, full at
+// each answer 0.3 s apart, took two thirds of the refill for others':
+// share 0.34.)
 func TestModelFullBucketShowsNoOthers(t *testing.T) {
 	m := newModel(float64(10*time.Minute), PaceEven, 10)
 	m.observe(ans(1, 1, 0, 0.001, -1, 9, 0))
@@ -245,7 +275,7 @@ func TestModelFullBucketShowsNoOthers(t *testing.T) {
 		sent := 0.3 * (seq - 1)
 		m.observe(ans(seq, seq, sent, sent+0.001, -1, 9, 0))
 	}
-	assert.Equal(t, 1.0, m.share)
+	assert.Equal(t, 1.0, m.share, "no others shown")
 }
 
 // The same dialect on a fixed window of 30 per 3 s: the count comes back

@@ -50,17 +50,6 @@ func (m *model) countShare(o observation, prev answer, r, own float64, sameWin, 
 				perSec = min(perSec, m.ceiling)
 			}
 			refill = perSec * o.arrived.sub(prev.arrived) / float64(time.Second)
-			if m.srvLimit > 0 {
-				// A bucket fills no further than full: while it is
-				// kept full, what it would refill beyond that is no
-				// one's spending. (A lone client on a bucket of 10
-				// refilling at 10/s, full at each answer 0.3 s apart,
-				// took two thirds of the refill for others': share
-				// 0.34; the kit's Bucket4j bucket, so read in 2 of 15
-				// runs while a give-back at full was read as a
-				// refill, was paced at 3/s, 60-65% used.)
-				refill = min(refill, max(m.srvLimit-prev.remaining, 0))
-			}
 			if m.mayBeLog() {
 				// A sliding log gives back what it counted a window
 				// before, not at its rate: this client's own
@@ -71,6 +60,18 @@ func (m *model) countShare(o observation, prev answer, r, own float64, sameWin, 
 				// Flask-Limiter's log, and a 429.)
 				refill = m.logReturns(prev.arrived, o) + (1-m.share)*refill
 			}
+		}
+		if m.srvLimit > 0 && refill > m.srvLimit-prev.remaining {
+			// It may have filled up in between, and a server fills no
+			// further than full: what it counted says nothing of the
+			// others' spending, as a bucket's full stretches measure
+			// no rate (measureAvail). (A lone client on a bucket of
+			// 10 refilling at 10/s, full at each answer 0.3 s apart,
+			// took two thirds of the refill for others': share 0.34.
+			// The kit's Bucket4j bucket, so read in 2 of 15 runs while
+			// a give-back at full was read as a refill, was paced at
+			// 3/s, 60-65% used.)
+			break
 		}
 		spent := max(prev.remaining-r+refill, 0)
 		m.ownAcc += own
