@@ -261,23 +261,6 @@ func TestModelToldRateGivesARemainingOnlyWindow(t *testing.T) {
 	})
 }
 
-// Between two answers a server may fill up, and it fills no further than
-// full: a pair over which it could have says nothing of the others'
-// spending. (A lone client on a bucket of 10 refilling at 10/s, full at
-// each answer 0.3 s apart, took two thirds of the refill for others':
-// share 0.34.)
-func TestModelFullBucketShowsNoOthers(t *testing.T) {
-	m := newModel(float64(10*time.Minute), PaceEven, 10)
-	m.observe(ans(1, 1, 0, 0.001, -1, 9, 0))
-	m.kind, m.bucket, m.refilled, m.tokens = kindRefill, true, true, true // refills at a rate
-	m.winLen, m.srvLimit = sec, 10
-	for seq := 2.0; seq <= 20; seq++ { // one every 0.3 s, the bucket full at each
-		sent := 0.3 * (seq - 1)
-		m.observe(ans(seq, seq, sent, sent+0.001, -1, 9, 0))
-	}
-	assert.Equal(t, 1.0, m.share, "no others shown")
-}
-
 // The same dialect on a fixed window of 30 per 3 s: the count comes back
 // whole at the turn. That is a new window, its length at most the time from
 // the last window's first answer, and the cap of a spent window ends there.

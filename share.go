@@ -61,18 +61,6 @@ func (m *model) countShare(o observation, prev answer, r, own float64, sameWin, 
 				refill = m.logReturns(prev.arrived, o) + (1-m.share)*refill
 			}
 		}
-		if m.srvLimit > 0 && refill > m.srvLimit-prev.remaining {
-			// It may have filled up in between, and a server fills no
-			// further than full: what it counted says nothing of the
-			// others' spending, as a bucket's full stretches measure
-			// no rate (measureAvail). (A lone client on a bucket of
-			// 10 refilling at 10/s, full at each answer 0.3 s apart,
-			// took two thirds of the refill for others': share 0.34.
-			// The kit's Bucket4j bucket, so read in 2 of 15 runs while
-			// a give-back at full was read as a refill, was paced at
-			// 3/s, 60-65% used.)
-			break
-		}
 		spent := max(prev.remaining-r+refill, 0)
 		m.ownAcc += own
 		m.spentAcc += spent
