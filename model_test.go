@@ -241,6 +241,17 @@ func TestModelToldRateGivesARemainingOnlyWindow(t *testing.T) {
 		m.observe(ans(11, 11, 1.9, 1.901, -1, 9, 0))
 		assert.Equal(t, 1.9*sec, m.winLen, "from the first answer to the turn")
 	})
+	t.Run("told, probed at its end", func(t *testing.T) {
+		// The probe at the told window's end, a few milliseconds after
+		// it, found the server (HAProxy's sliding counter) still full;
+		// the turn came a second later. The probe shows no longer
+		// window: it went at the told one's end.
+		m := newModel(float64(10*time.Minute), PaceEven, 10)
+		firstWindow(&m)
+		m.observe(ans(11, 11, 1.004, 1.005, -1, 0, 0))
+		m.observe(ans(12, 12, 2.006, 2.007, -1, 9, 0))
+		assert.Equal(t, sec, m.winLen, "the window the rate gives the limit")
+	})
 	t.Run("told above the server's rate", func(t *testing.T) {
 		// Told 50/s, the window would be 0.2 s; the server counted a
 		// request sent 0.9 s into its window in it: the window is

@@ -195,7 +195,9 @@ func (m *model) turned(o observation, prev answer, r float64) bool {
 	if gap := o.arrived.sub(m.winT0); !m.stated && (m.winLen == 0 || gap < m.winLen) {
 		m.winLen = gap
 	}
-	if w := m.toldWindow(); w > 0 && w < m.winLen && !m.stated && w >= prev.sent.sub(m.winT0) {
+	// A probe at the told window's end goes a little after it.
+	late := max(2*m.latency, float64(10*time.Millisecond))
+	if w := m.toldWindow(); w > 0 && w < m.winLen && !m.stated && w+late >= prev.sent.sub(m.winT0) {
 		// The window a rate told gives the limit, unless the server
 		// showed a longer one: prev went out that long after the last
 		// window's first answer, and was counted in it. (HAProxy's
