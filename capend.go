@@ -65,12 +65,13 @@ func (m *model) capGrowth(o observation, r float64) (grow float64, from, end ins
 func (m *model) capEnd(o observation, sl float64) instant {
 	e := o.reset
 	if !o.resetOK {
+		told := m.winT0.add(min(m.toldWindow(), m.maxCooldown)) // the first window's end, by a rate told
 		switch {
 		case m.winLen > 0 && m.crossings > 0:
 			return m.winT0.add(min(m.winLen, m.maxCooldown)) // a turn seen: windows start there
 		case m.winLen > 0:
 			return o.arrived.add(min(m.winLen, m.maxCooldown))
-		case m.toldWindow() > 0 && m.winT0.add(min(m.toldWindow(), m.maxCooldown)) > o.arrived:
+		case m.toldWindow() > 0 && told > o.arrived:
 			// Told the rate, and no turn seen yet: the first window
 			// ends no later than the window the rate gives the limit
 			// after its first answer. (Moved on with each answer, a
@@ -78,7 +79,7 @@ func (m *model) capEnd(o observation, sl float64) instant {
 			// first probed 1.9 s after its first answer, read as that
 			// long, and its turn at 2 s then taken for a sliding
 			// window's give-back: 63% used in the kit; 99.7%.)
-			return m.winT0.add(min(m.toldWindow(), m.maxCooldown))
+			return told
 		}
 		return o.arrived.add(coarseSlack)
 	}
