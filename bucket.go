@@ -178,7 +178,15 @@ func newBucket(c Config, epoch time.Time, now instant) *Bucket {
 	if c.MaxCooldown > 0 {
 		b.maxCooldown = float64(c.MaxCooldown)
 	}
-	b.model = newModel(b.maxCooldown, c.Pace, float64(limit))
+	ceiling := float64(limit)
+	if limit == rate.Inf {
+		// No local limit: the model's +Inf, not a rate told. (As
+		// math.MaxFloat64 it read as told, and the window that rate
+		// gives a limit of 1, 5.6e-300 ns, made the tokens NaN:
+		// FuzzNeverStuck's d8e26fa1c9bbf384.)
+		ceiling = math.Inf(1)
+	}
+	b.model = newModel(b.maxCooldown, c.Pace, ceiling)
 	b.model.pooled = c.Store != nil
 	// The jitter differs between processes (the creation time) and
 	// between the buckets of one Transport (the name); in a synctest
