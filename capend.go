@@ -65,13 +65,14 @@ func (m *model) capGrowth(o observation, r float64) (grow float64, from, end ins
 func (m *model) capEnd(o observation, sl float64) instant {
 	e := o.reset
 	if !o.resetOK {
-		told := m.winT0.add(min(m.toldWindow(), m.maxCooldown)) // the first window's end, by a rate told
+		tw := m.toldWindow()
+		told := m.winT0.add(min(tw, m.maxCooldown)) // the first window's end, by a rate told
 		switch {
 		case m.winLen > 0 && m.crossings > 0:
 			return m.winT0.add(min(m.winLen, m.maxCooldown)) // a turn seen: windows start there
 		case m.winLen > 0:
 			return o.arrived.add(min(m.winLen, m.maxCooldown))
-		case m.toldWindow() > 0 && told > o.arrived:
+		case tw > 0 && told > o.arrived:
 			// Told the rate, and no turn seen yet: the first window
 			// ends no later than the window the rate gives the limit
 			// after its first answer. (Moved on with each answer, a

@@ -161,6 +161,15 @@ func (m *model) fitRead() {
 	fit(m.logWin)
 }
 
+// knownWindow is the window read (winLen) or, where none is yet, the one a
+// rate told gives the limit (toldWindow); 0 where neither is known.
+func (m *model) knownWindow() float64 {
+	if m.winLen > 0 {
+		return m.winLen
+	}
+	return m.toldWindow()
+}
+
 // toldWindow is the window a rate told (Config.Limit) gives the server's
 // limit, in ns; 0 where either is not known.
 func (m *model) toldWindow() float64 {
@@ -229,8 +238,7 @@ func (m *model) turned(o observation, prev answer, r float64) bool {
 // any order, taken for others' spending (share 0.44): 63-71 of 120
 // served in 12 s, against 71-79.
 func (m *model) gaveBackOne(o observation, prev answer, r, own float64) bool {
-	known := m.winLen > 0 || m.toldWindow() > 0
-	return known && r > prev.remaining-0.5 && r+own < m.srvLimit-1 && !limited(o.status, o.q)
+	return m.knownWindow() > 0 && r > prev.remaining-0.5 && r+own < m.srvLimit-1 && !limited(o.status, o.q)
 }
 
 // refilledPast reports whether the causal answer o, told r left after the

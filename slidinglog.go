@@ -92,10 +92,7 @@ func (l *sendLog) complete(t instant) bool {
 // so what it gave back read as tokens at a rate, spent on top of a burst:
 // 7-9% refused in the kit; none, 95.3% used). At most 0: no window known.
 func (m *model) logHold(o observation) float64 {
-	w := m.winLen
-	if w == 0 {
-		w = m.toldWindow()
-	}
+	w := m.knownWindow()
 	if o.coarse && !m.stated && m.winLen >= m.winRead && (m.logWin == 0 || m.winLen > m.logWin) {
 		w -= coarseSlack
 	}
