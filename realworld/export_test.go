@@ -1,5 +1,10 @@
 package realworld
 
+import (
+	"fmt"
+	"os"
+)
+
 // StartExpress starts node/express.js with any header draft and quota, for tests
 // that need a window longer than they take.
 var StartExpress = startExpress
@@ -13,3 +18,27 @@ var StartFlask = startFlask
 
 // StartDRF starts python/drf_app.py with a quota.
 var StartDRF = startDRF
+
+// CheckListener and ErrPortTaken are checkListener and errPortTaken.
+var (
+	CheckListener = checkListener
+	ErrPortTaken  = errPortTaken
+)
+
+// StartNginxOn runs nginx's limit_req on port, as if freePort had handed
+// it that port.
+func StartNginxOn(port int) (*Instance, error) {
+	bin, err := NginxPath()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "realworld-nginx-")
+	if err != nil {
+		return nil, err
+	}
+	inst, err := tryNginx(bin, dir, port, func(port int) []byte { return fmt.Appendf(nil, nginxConf, port, "") })
+	if err != nil {
+		os.RemoveAll(dir)
+	}
+	return inst, err
+}

@@ -151,7 +151,7 @@ func tryHAProxy(bin, dir, backend, extra string) (*Instance, error) {
 	cmd := exec.Command(bin, "-db", "-f", conf)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	exited, err := launch(cmd, addr, func() string { return out.String() })
+	exited, err := launch(cmd, port, func() string { return out.String() })
 	if err != nil {
 		return nil, fmt.Errorf("haproxy %w", err)
 	}

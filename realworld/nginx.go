@@ -122,7 +122,12 @@ func startNginxConf(conf func(port int) []byte) (*Instance, error) {
 	// nginx binds it, so try a few.
 	var last error
 	for range 5 {
-		inst, err := tryNginx(bin, dir, conf)
+		port, err := freePort()
+		if err != nil {
+			last = err
+			continue
+		}
+		inst, err := tryNginx(bin, dir, port, conf)
 		if err == nil {
 			return inst, nil
 		}
@@ -141,11 +146,9 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func tryNginx(bin, dir string, config func(port int) []byte) (*Instance, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+// tryNginx runs nginx in dir listening on port, with the configuration
+// config returns for it.
+func tryNginx(bin, dir string, port int, config func(port int) []byte) (*Instance, error) {
 	conf := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(conf, config(port), 0o644); err != nil {
 		return nil, err
@@ -156,7 +159,7 @@ func tryNginx(bin, dir string, config func(port int) []byte) (*Instance, error) 
 	cmd := exec.Command(bin, "-p", dir+"/", "-c", conf, "-e", filepath.Join(dir, "error.log"))
 	cmd.Stdout, cmd.Stderr = &out, &out
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	exited, err := launch(cmd, addr, func() string {
+	exited, err := launch(cmd, port, func() string {
 		log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
 		return out.String() + string(log)
 	})

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -28,17 +30,21 @@ func binary(name, pkg string) (string, error) {
 	return p, nil
 }
 
-// launch starts cmd and waits until it listens on addr. It returns the
-// channel its Wait reports on, for terminate; on an error (the process
-// exited, or did not listen in time, as output then told) the process is
-// stopped and waited for.
-func launch(cmd *exec.Cmd, addr string, output func() string) (<-chan error, error) {
+// launch starts cmd and waits until it listens on 127.0.0.1:port. It
+// returns the channel its Wait reports on, for terminate; on an error (the
+// process exited, did not listen in time, as output then told, or another
+// listener holds the port) the process is stopped and waited for.
+func launch(cmd *exec.Cmd, port int, output func() string) (<-chan error, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	if err := awaitListen(addr, exited, output); err != nil {
+	err := awaitListen(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), exited, output)
+	if err == nil {
+		err = checkListener(cmd.Process.Pid, port)
+	}
+	if err != nil {
 		_ = cmd.Process.Kill()
 		<-exited
 		return nil, err
@@ -68,6 +74,42 @@ func awaitListen(addr string, exited chan error, output func() string) error {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// errPortTaken is checkListener's error for a port another listener holds.
+var errPortTaken = errors.New("another listener holds the port")
+
+// checkListener returns errPortTaken if the socket listening on
+// 127.0.0.1:port is not one that process pid holds. A port found free is
+// handed to a server process that binds it later (freePort): in between, a
+// listener of ours on port 0 may be given the same port (every server of a
+// table starts at once), the process then fails to bind, and without this
+// check its client would be driving another server. Where /proc does not
+// tell (not Linux), it returns nil.
+func checkListener(pid, port int) error {
+	table, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return nil
+	}
+	listening := map[string]bool{} // "socket:[inode]" of each listener on port
+	for _, line := range strings.Split(string(table), "\n")[1:] {
+		// sl local_address rem_address st ... inode: the address is
+		// hex, the port last; st 0A is LISTEN.
+		f := strings.Fields(line)
+		if len(f) > 9 && f[3] == "0A" && strings.HasSuffix(f[1], fmt.Sprintf(":%04X", port)) {
+			listening["socket:["+f[9]+"]"] = true
+		}
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return nil
+	}
+	for _, fd := range fds {
+		if link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); listening[link] {
+			return nil
+		}
+	}
+	return fmt.Errorf("port %d: %w", port, errPortTaken)
 }
 
 // terminate stops a server process whose Wait reports on exited: SIGTERM,
