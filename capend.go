@@ -132,7 +132,13 @@ func (m *model) capEnd(o observation, sl float64) instant {
 			end = min(end, whole)
 		}
 	}
-	told := !m.stated && m.windowTold()
+	// A reading as long as the told window holds as told until that
+	// window's end, and past it while nothing is left; otherwise it is
+	// the resets' to place (a token bucket's "1" reads so, and refills as
+	// it is spent: tollbooth, told 10/s, sent its whole burst at once
+	// there, 5 refused).
+	agrees := m.toldAgrees() && (m.winT0.add(m.winLen+lat) > o.arrived || o.q.Remaining < 1)
+	told := !m.stated && (m.windowTold() || agrees)
 	if m.winLen > 0 && (m.stated || told || m.crossings > 0) {
 		// A window ends no later than its length after its first
 		// answer (that request was counted in it), once the server,

@@ -334,7 +334,10 @@ func (m *model) observe(o observation) plan {
 	}
 	if limited(o.status, q) {
 		m.holdsToReset = m.holdsToReset || m.bucket && !m.refilled
-		m.toldShort = m.toldShort || probe && m.windowTold()
+		if probe && m.toldAgrees() && m.kind == kindUnknown {
+			m.kind = kindRefill // a fixed window of that length would have turned: it slides
+		}
+		m.toldShort = m.toldShort || probe && (m.windowTold() || m.toldAgrees())
 		m.cooldown(o)
 	} else if o.status < 400 && m.aimd {
 		if m.first && o.sent >= m.cut {

@@ -272,6 +272,55 @@ func TestModelToldRateGivesARemainingOnlyWindow(t *testing.T) {
 	})
 }
 
+// TestModelToldRateSettlesAWholeSecondReset: fastify's 10 per 1 s, its
+// reset in whole seconds rounded up ("1" all through a window), paced at a
+// rate told of 10/s. The reset leaves a second's doubt; the told window,
+// which the reset reads too, settles it.
+func TestModelToldRateSettlesAWholeSecondReset(t *testing.T) {
+	// window sends 10 at 10/s from at, told limit left; it returns the
+	// plan after the last.
+	window := func(m *model, seq0, at0 float64) plan {
+		var p plan
+		for i := 1.0; i <= 10; i++ {
+			at := at0 + 0.1*(i-1)
+			p = m.observe(ans(seq0+i, seq0+i, at, at+0.001, 10, 10-i, at+1.001))
+		}
+		return p
+	}
+	t.Run("told", func(t *testing.T) {
+		m := newModel(float64(10*time.Minute), PaceEven, 10)
+		p := window(&m, 0, 0)
+		assert.Equal(t, secs(1.002), p.capEnd, "a window after the first answer, and its latency")
+	})
+	t.Run("not told", func(t *testing.T) {
+		m := testModel()
+		p := window(&m, 0, 0)
+		assert.Equal(t, secs(2.002), p.capEnd, "the first reset's latest end: a second after it")
+	})
+	t.Run("told, refused there", func(t *testing.T) {
+		// A probe at the told end refused: the window is longer than
+		// told, or slides; the resets place it from then on.
+		m := newModel(float64(10*time.Minute), PaceEven, 10)
+		window(&m, 0, 0)
+		m.observe(refused(ans(11, 11, 1.002, 1.003, 10, 0, 2.003), time.Second))
+		assert.True(t, m.toldShort, "shown short")
+		assert.False(t, m.toldAgrees())
+	})
+	t.Run("told, quota left past its end", func(t *testing.T) {
+		// A reading of "1" that still has quota past the told window's
+		// end (tollbooth's token bucket, kept nearly full at the told
+		// rate) is the resets' to place, as if not told.
+		told, alone := newModel(float64(10*time.Minute), PaceEven, 10), testModel()
+		var pt, pa plan
+		for i := 1.0; i <= 15; i++ {
+			at := 0.1 * (i - 1)
+			o := ans(i, i, at, at+0.001, 10, 9, at+1.001)
+			pt, pa = told.observe(o), alone.observe(o)
+		}
+		assert.Equal(t, pa.capEnd, pt.capEnd)
+	})
+}
+
 // The same dialect on a fixed window of 30 per 3 s: the count comes back
 // whole at the turn. That is a new window, its length at most the time from
 // the last window's first answer, and the cap of a spent window ends there.

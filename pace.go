@@ -184,11 +184,21 @@ func (m *model) toldWindow() float64 {
 // told gives the server's limit (fitRead), and no probe at its end has
 // shown it short (toldShort): the resets are then a second late (Flask-
 // Limiter's, its newest request's second plus two). A reading as long as
-// the told window is no sign of that: a sliding counter's resets read so
-// (httprate's), and it refuses a probe a window after the first answer
-// while that window's count still weighs.
+// the told window is no sign of that (a sliding counter's resets read so):
+// see toldAgrees.
 func (m *model) windowTold() bool {
 	return !m.toldShort && m.winLen > 0 && m.winLen < m.winRead && m.winLen == m.toldWindow()
+}
+
+// toldAgrees reports whether the window read from whole-second resets is
+// the one a rate told gives the server's limit, and no probe at its end
+// has shown it short (toldShort). Whole-second resets leave a second's
+// doubt: rounded up, the window ends before its reset, truncated up to a
+// second after it. The rate told settles it: the window counted the first
+// answer, so it ends within its length of that answer, whatever the
+// rounding.
+func (m *model) toldAgrees() bool {
+	return !m.toldShort && !m.stated && m.winLen > 0 && m.winLen == m.winRead && m.winLen == m.toldWindow()
 }
 
 // turned reports whether the causal answer o, told r left after the

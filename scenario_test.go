@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"golang.org/x/time/rate"
 
 	"github.com/go-throttle/throttle/throttletest"
 )
@@ -298,6 +299,62 @@ func TestScenarioCoarseClockShortFixedWindow(t *testing.T) {
 					t.Log(o)
 					assert.LessOrEqual(t, o.refused, 2, "refused")
 					assert.GreaterOrEqual(t, o.used, 0.80, "used")
+				})
+			})
+		}
+	}
+}
+
+// TestScenarioToldWindowOfASecond: windows of 10 per 1 s whose
+// whole-second resets leave a second's doubt, told the rate. The window
+// read from the resets is the one the rate told gives the limit, and it
+// counted the first answer: it ends within a second of that answer, whether
+// the resets were rounded up or truncated (toldAgrees). Before, each window
+// was held to the latest end its resets allowed: 85% used on the one that
+// states its reset in seconds rounded up (fastify's), 91.7% on those that
+// state it as a Unix second, 68% on a sliding counter (httprate's, its
+// windows from the server's start) that a burst after each hold pushed
+// over; after, 100%, 99-100% and 95%. Real fastify at 10 per 1 s told
+// 10/s: 101 of 120 in 12 s, 120 after (realworld/cmd/trace). Targets: none
+// refused on the fixed windows and at least 95% used; at most one on the
+// sliding windows (a sliding log at 90%, the counters at 85%).
+//
+// Not met: a counter of 5 per 1 s that rounds its estimate refuses a
+// steady 4.75/s (the round of 4.75, and the request, is over 5), and so the
+// probe at the told end. That refusal now shows it a sliding window: 43%
+// used and one refused here (50% and six before); real httprate at that
+// quota, 45 of 60 and three 429s (30-39 and none to six before). Bounded at
+// two refused and 40%.
+func TestScenarioToldWindowOfASecond(t *testing.T) {
+	firstRequest := throttletest.Quota{Limit: 10, Window: time.Second, Align: throttletest.AlignFirstRequest}
+	sliding := throttletest.Quota{Limit: 10, Window: time.Second, Algorithm: throttletest.SlidingWindow, Align: throttletest.AlignStart, RoundEstimate: true}
+	sliding5 := sliding
+	sliding5.Limit = 5
+	for _, tc := range []struct {
+		name    string
+		srv     throttletest.Config
+		refused int
+		used    float64
+	}{
+		{"delta-rounded-up", throttletest.Config{Quota: firstRequest, Dialect: throttletest.IETF, NoPolicy: true, ResetRounding: throttletest.RoundUp}, 0, 0.95},
+		{"unix-truncated", throttletest.Config{Quota: firstRequest, Dialect: throttletest.GitHub, ResetRounding: throttletest.Truncate}, 0, 0.95},
+		{"unix-rounded-up", throttletest.Config{Quota: firstRequest, Dialect: throttletest.GitHub, ResetRounding: throttletest.RoundUp}, 0, 0.95},
+		{"clock-truncated", throttletest.Config{Quota: throttletest.Quota{Limit: 10, Window: time.Second}, Dialect: throttletest.GitHub, ResetRounding: throttletest.Truncate, Phase: 300 * time.Millisecond}, 0, 0.95},
+		{"sliding-log", throttletest.Config{Quota: throttletest.Quota{Limit: 10, Window: time.Second, Algorithm: throttletest.SlidingLog}, Dialect: throttletest.GitHub, ResetRounding: throttletest.Truncate}, 1, 0.90},
+		{"sliding-counter", throttletest.Config{Quota: sliding, Dialect: throttletest.GitHub, ResetRounding: throttletest.Truncate, RetryAfterWindow: true}, 1, 0.85},
+		{"sliding-counter-500ms", throttletest.Config{Quota: sliding, Dialect: throttletest.GitHub, ResetRounding: throttletest.Truncate, RetryAfterWindow: true, Phase: 500 * time.Millisecond}, 1, 0.85},
+		{"sliding-counter-5", throttletest.Config{Quota: sliding5, Dialect: throttletest.GitHub, ResetRounding: throttletest.Truncate, RetryAfterWindow: true}, 2, 0.40},
+	} {
+		for _, jitter := range []time.Duration{0, 3 * time.Millisecond} {
+			t.Run(fmt.Sprintf("%s/jitter=%v", tc.name, jitter), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					srv := tc.srv
+					srv.Latency = time.Millisecond
+					told := Config{Limit: rate.Limit(srv.Limit)} // per second: windows of a second
+					o := scenario{name: tc.name, server: srv, bucket: told, windows: 12, jitter: jitter}.run(t)
+					t.Log(o)
+					assert.LessOrEqual(t, o.refused, tc.refused, "requests refused")
+					assert.GreaterOrEqual(t, o.used, tc.used, "share of the quota used")
 				})
 			})
 		}
