@@ -157,7 +157,10 @@ func (m *model) capEnd(o observation, sl float64) instant {
 		// ended, and a sliding log has given that request back.
 		// (Flask-Limiter's log of 10 per 1 s, told 10/s: its reset,
 		// the newest request's second plus two, held each window a
-		// second or more past its end, 54 of 120 served in 12 s.)
+		// second or more past its end, 54 of 120 served in 12 s.) So
+		// does one as long as what they read (toldAgrees), while in
+		// that window or spent: fastify's "1", rounded up, held to its
+		// latest end instead, served 101 of 120; 120 so.
 		wEnd := m.winT0.add(m.winLen + lat)
 		if !m.stated && !told && !m.onTime {
 			wEnd = max(wEnd, e.add(lat))

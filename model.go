@@ -213,8 +213,9 @@ type model struct {
 	// before the end it was given (cooldown); a success clears it.
 	retriedEarly bool
 	// toldShort: a probe at the end of the window a told rate gives the
-	// server's limit was refused: the rate told is above the server's,
-	// and the window's end is left to the resets (windowTold).
+	// server's limit was refused: the rate told is above the server's, or
+	// the server slides; the window's end is left to the resets
+	// (refusedAtToldEnd).
 	toldShort bool
 	// notLog: alone on the server, this client was given back more than a
 	// sliding log holding its requests for a window would have: whatever
@@ -276,6 +277,7 @@ func (m *model) uniform() float64 { return float64(m.jitter.Uint64()>>11) / (1 <
 // observe folds one answer into the model and returns the plan.
 func (m *model) observe(o observation) plan {
 	probe := m.plan.capOn && m.plan.capEnd != never && o.sent >= m.plan.capEnd // sent at the cap's end
+	toldEnd := m.winT0.add(m.knownWindow())                                    // of the window as it was
 	m.plan.holdOn, m.plan.spare = false, 0                                     // each answer's own
 	q := o.q
 	quota := q.Remaining >= 0 || q.Limit >= 0
@@ -334,10 +336,7 @@ func (m *model) observe(o observation) plan {
 	}
 	if limited(o.status, q) {
 		m.holdsToReset = m.holdsToReset || m.bucket && !m.refilled
-		if probe && m.toldAgrees() && m.kind == kindUnknown {
-			m.kind = kindRefill // a fixed window of that length would have turned: it slides
-		}
-		m.toldShort = m.toldShort || probe && (m.windowTold() || m.toldAgrees())
+		m.refusedAtToldEnd(o, probe, toldEnd)
 		m.cooldown(o)
 	} else if o.status < 400 && m.aimd {
 		if m.first && o.sent >= m.cut {

@@ -305,6 +305,25 @@ func TestModelToldRateSettlesAWholeSecondReset(t *testing.T) {
 		m.observe(refused(ans(11, 11, 1.002, 1.003, 10, 0, 2.003), time.Second))
 		assert.True(t, m.toldShort, "shown short")
 		assert.False(t, m.toldAgrees())
+		assert.Equal(t, kindRefill, m.kind, "a fixed window of that length would have turned")
+	})
+	t.Run("told, refused before its end", func(t *testing.T) {
+		// Probed at a cap that ended before the told end (by a reset
+		// shown on time, say): no sign against the told window.
+		m := newModel(float64(10*time.Minute), PaceEven, 10)
+		window(&m, 0, 0)
+		m.plan.capEnd = secs(0.96)
+		m.observe(refused(ans(11, 11, 0.96, 0.961, 10, 0, 1.961), time.Second))
+		assert.False(t, m.toldShort, "not shown short")
+		assert.Equal(t, kindUnknown, m.kind)
+	})
+	t.Run("told 1000 per minute", func(t *testing.T) {
+		// 1000/60 gives a window a few hundredths of a nanosecond short
+		// of the minute the reset reads: the same window.
+		m := newModel(float64(10*time.Minute), PaceEven, 1000.0/60)
+		m.observe(ans(1, 1, 0, 0.001, 1000, 999, 60.001))
+		assert.Equal(t, 60*sec, m.winLen)
+		assert.True(t, m.toldAgrees())
 	})
 	t.Run("told, quota left past its end", func(t *testing.T) {
 		// A reading of "1" that still has quota past the told window's

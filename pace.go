@@ -151,7 +151,8 @@ func (m *model) fitRead() {
 		return
 	}
 	fit := func(w float64) {
-		if w > 0 && w < m.winLen && w >= m.winRead-coarseSlack {
+		// Shorter by more than a rounding error (see toldAgrees).
+		if w > 0 && w < m.winLen-float64(time.Millisecond) && w >= m.winRead-coarseSlack {
 			m.winLen = w
 		}
 	}
@@ -198,7 +199,30 @@ func (m *model) windowTold() bool {
 // answer, so it ends within its length of that answer, whatever the
 // rounding.
 func (m *model) toldAgrees() bool {
-	return !m.toldShort && !m.stated && m.winLen > 0 && m.winLen == m.winRead && m.winLen == m.toldWindow()
+	// Within a millisecond: a rate told as 1000/60 gives a window of 60 s
+	// less a few hundredths of a nanosecond.
+	return !m.toldShort && !m.stated && m.winLen > 0 && m.winLen == m.winRead &&
+		math.Abs(m.winLen-m.toldWindow()) < float64(time.Millisecond)
+}
+
+// refusedAtToldEnd notes a refusal of o, a probe at its cap's end (probe)
+// if so, where toldEnd was the end of the window as it stood. Refused at
+// the end of a window that a rate told shortened from its reading, or at
+// or after the end of one it agrees with, the window is longer than told,
+// or the server slides: a fixed window of that length would have turned
+// (toldShort). Not where others share the quota: they may have spent the
+// new window first.
+func (m *model) refusedAtToldEnd(o observation, probe bool, toldEnd instant) {
+	switch {
+	case !probe:
+	case m.windowTold():
+		m.toldShort = true
+	case m.toldAgrees() && o.sent >= toldEnd && m.ownShare() >= 1:
+		m.toldShort = true
+		if m.kind == kindUnknown {
+			m.kind = kindRefill
+		}
+	}
 }
 
 // turned reports whether the causal answer o, told r left after the

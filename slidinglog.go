@@ -87,13 +87,14 @@ func (l *sendLog) complete(t instant) bool {
 // on arrival). A window read from whole-second resets may be up to a
 // second long (Flask-Limiter's reads 3 s as 4): a second less, until what
 // the log gave back or a rate told has shortened it (fitRead). A stated
-// one is exact. Where none is read yet, a rate told gives it (a log never
-// turns: Bucket4j's headers on a log of 30 per 3 s, told 10/s, held none,
-// so what it gave back read as tokens at a rate, spent on top of a burst:
-// 7-9% refused in the kit; none, 95.3% used). At most 0: no window known.
+// one is exact, and so is one a rate told agrees with (toldAgrees). Where
+// none is read yet, a rate told gives it (a log never turns: Bucket4j's
+// headers on a log of 30 per 3 s, told 10/s, held none, so what it gave
+// back read as tokens at a rate, spent on top of a burst: 7-9% refused in
+// the kit; none, 95.3% used). At most 0: no window known.
 func (m *model) logHold(o observation) float64 {
 	w := m.knownWindow()
-	if o.coarse && !m.stated && m.winLen >= m.winRead && (m.logWin == 0 || m.winLen > m.logWin) {
+	if o.coarse && !m.stated && m.winLen >= m.winRead && !m.toldAgrees() && (m.logWin == 0 || m.winLen > m.logWin) {
 		w -= coarseSlack
 	}
 	if w <= 0 {

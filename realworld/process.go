@@ -84,25 +84,31 @@ var errPortTaken = errors.New("another listener holds the port")
 // handed to a server process that binds it later (freePort): in between, a
 // listener of ours on port 0 may be given the same port (every server of a
 // table starts at once), the process then fails to bind, and without this
-// check its client would be driving another server. Where /proc does not
-// tell (not Linux), it returns nil.
+// check its client would be driving another server. Where /proc/net/tcp
+// cannot be read (not Linux), it returns nil; where the process's own
+// table cannot (it has exited), an error.
 func checkListener(pid, port int) error {
 	table, err := os.ReadFile("/proc/net/tcp")
 	if err != nil {
 		return nil
 	}
-	listening := map[string]bool{} // "socket:[inode]" of each listener on port
+	listening := map[string]bool{} // "socket:[inode]" of each listener on the port
 	for _, line := range strings.Split(string(table), "\n")[1:] {
-		// sl local_address rem_address st ... inode: the address is
-		// hex, the port last; st 0A is LISTEN.
+		// sl local_address rem_address st ... inode: the address in
+		// hex as the kernel stores it, then the port; st 0A is LISTEN.
 		f := strings.Fields(line)
-		if len(f) > 9 && f[3] == "0A" && strings.HasSuffix(f[1], fmt.Sprintf(":%04X", port)) {
+		if len(f) < 10 || f[3] != "0A" {
+			continue
+		}
+		addr, p, _ := strings.Cut(f[1], ":")
+		loopback := addr == "0100007F" || addr == "7F000001" || addr == "00000000" // either byte order, or any
+		if loopback && p == fmt.Sprintf("%04X", port) {
 			listening["socket:["+f[9]+"]"] = true
 		}
 	}
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err != nil {
-		return nil
+		return fmt.Errorf("port %d: %w", port, err)
 	}
 	for _, fd := range fds {
 		if link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); listening[link] {
