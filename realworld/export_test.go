@@ -1,9 +1,6 @@
 package realworld
 
-import (
-	"fmt"
-	"os"
-)
+import "fmt"
 
 // StartExpress starts node/express.js with any header draft and quota, for tests
 // that need a window longer than they take.
@@ -26,19 +23,8 @@ var (
 )
 
 // StartNginxOn runs nginx's limit_req on port, as if freePort had handed
-// it that port.
+// it that port each time.
 func StartNginxOn(port int) (*Instance, error) {
-	bin, err := NginxPath()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "realworld-nginx-")
-	if err != nil {
-		return nil, err
-	}
-	inst, err := tryNginx(bin, dir, port, func(port int) []byte { return fmt.Appendf(nil, nginxConf, port, "") })
-	if err != nil {
-		os.RemoveAll(dir)
-	}
-	return inst, err
+	return startNginxOn(func() (int, error) { return port, nil },
+		func(port int) []byte { return fmt.Appendf(nil, nginxConf, port, "") })
 }

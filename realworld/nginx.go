@@ -102,6 +102,11 @@ func startNginx(options string) (*Instance, error) {
 // startNginxConf runs nginx with the configuration conf returns for the
 // port it is to listen on.
 func startNginxConf(conf func(port int) []byte) (*Instance, error) {
+	return startNginxOn(freePort, conf)
+}
+
+// startNginxOn is startNginxConf on the ports port hands out.
+func startNginxOn(port func() (int, error), conf func(port int) []byte) (*Instance, error) {
 	bin, err := NginxPath()
 	if err != nil {
 		return nil, err
@@ -122,12 +127,12 @@ func startNginxConf(conf func(port int) []byte) (*Instance, error) {
 	// nginx binds it, so try a few.
 	var last error
 	for range 5 {
-		port, err := freePort()
+		p, err := port()
 		if err != nil {
 			last = err
 			continue
 		}
-		inst, err := tryNginx(bin, dir, port, conf)
+		inst, err := tryNginx(bin, dir, p, conf)
 		if err == nil {
 			return inst, nil
 		}

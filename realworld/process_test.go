@@ -17,13 +17,7 @@ import (
 // ours took in the meantime is found out, not driven as if it were that
 // listener.
 func TestCheckListener(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("checkListener reads /proc")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	port := l.Addr().(*net.TCPAddr).Port
+	port := takenPort(t)
 	assert.NoError(t, realworld.CheckListener(os.Getpid(), port), "the listener is this process's")
 
 	// A process that never bound the port, as a server that failed to.
@@ -41,13 +35,7 @@ func TestCheckListener(t *testing.T) {
 // client driving that listener (as a table once did: nginx-delay's client
 // got counting-bare's answers).
 func TestNginxOnATakenPort(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("checkListener reads /proc")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	inst, err := realworld.StartNginxOn(l.Addr().(*net.TCPAddr).Port)
+	inst, err := realworld.StartNginxOn(takenPort(t))
 	if errors.Is(err, realworld.ErrUnavailable) {
 		requireAvailable(t, err)
 	}
@@ -55,4 +43,17 @@ func TestNginxOnATakenPort(t *testing.T) {
 		inst.Close()
 	}
 	assert.ErrorIs(t, err, realworld.ErrPortTaken)
+}
+
+// takenPort returns a loopback port that a listener of this process holds
+// until t ends. It skips t where checkListener cannot tell (not Linux).
+func takenPort(t *testing.T) int {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("checkListener reads /proc")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	return l.Addr().(*net.TCPAddr).Port
 }
