@@ -66,13 +66,13 @@ func (m *model) capEnd(o observation, sl float64) instant {
 	e := o.reset
 	if !o.resetOK {
 		tw := m.toldWindow()
-		told := m.winT0.add(min(tw, m.maxCooldown)) // the first window's end, by a rate told
+		toldEnd := m.winT0.add(min(tw, m.maxCooldown)) // the first window's end, by a rate told
 		switch {
 		case m.winLen > 0 && m.crossings > 0:
 			return m.winT0.add(min(m.winLen, m.maxCooldown)) // a turn seen: windows start there
 		case m.winLen > 0:
 			return o.arrived.add(min(m.winLen, m.maxCooldown))
-		case tw > 0 && told > o.arrived:
+		case tw > 0 && toldEnd > o.arrived:
 			// Told the rate, and no turn seen yet: the first window
 			// ends no later than the window the rate gives the limit
 			// after its first answer. (Moved on with each answer, a
@@ -80,7 +80,7 @@ func (m *model) capEnd(o observation, sl float64) instant {
 			// first probed 1.9 s after its first answer, read as that
 			// long, and its turn at 2 s then taken for a sliding
 			// window's give-back: 63% used in the kit; 99.7%.)
-			return told
+			return toldEnd
 		}
 		return o.arrived.add(coarseSlack)
 	}
@@ -160,7 +160,7 @@ func (m *model) capEnd(o observation, sl float64) instant {
 		// second or more past its end, 54 of 120 served in 12 s.) So
 		// does one as long as what they read (toldAgrees), while in
 		// that window or spent: fastify's "1", rounded up, held to its
-		// latest end instead, served 101 of 120; 120 so.
+		// latest end instead, served 101 of 120, and 120 bounded so.
 		wEnd := m.winT0.add(m.winLen + lat)
 		if !m.stated && !told && !m.onTime {
 			wEnd = max(wEnd, e.add(lat))
