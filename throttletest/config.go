@@ -300,6 +300,15 @@ type Config struct {
 	// be admitted. Shed and Secondary refusals are not affected.
 	RetryAfterWindow bool
 
+	// RetryAfterEvery puts Retry-After on every answer of the quota, in
+	// every dialect but None: on an admitted request the time until its
+	// quota resets, on a refused one the time until it admits again, both
+	// in seconds to the millisecond ("2.873"; ResetRounding rounds the
+	// millisecond), as rate-limiter-flexible's documented headers send
+	// msBeforeNext ÷ 1000 beside a reset in whole seconds. Shed and
+	// Secondary refusals are not affected.
+	RetryAfterEvery bool
+
 	// DateFormat is the layout of the DateReset dialect's dates. Zero:
 	// IMFFixdate. The Date header is always http.TimeFormat.
 	DateFormat DateFormat

@@ -146,7 +146,17 @@ func (h *Handler) setHeaders(hdr http.Header, d decision) {
 		hdr.Set("X-RateLimit-Reset", reset)
 	}
 
-	if h.sendsRetryAfter(d.outcome) {
+	if h.cfg.RetryAfterEvery && dialect != None && (d.outcome == admitted || d.outcome == refused) {
+		wait := untilReset
+		if d.outcome == refused {
+			wait = d.retry
+		}
+		if hostile {
+			hdr.Set("Retry-After", hostileRetryAfter)
+		} else {
+			hdr.Set("Retry-After", strconv.FormatFloat(float64(round.millis(wait)/time.Millisecond)/1000, 'f', -1, 64))
+		}
+	} else if h.sendsRetryAfter(d.outcome) {
 		hdr.Set("Retry-After", h.retryAfter(d))
 	}
 }

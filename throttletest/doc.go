@@ -139,6 +139,7 @@
 //	Config.ClockTick                  a server that reads a cached clock: a sliding
 //	                                  window gives back only as a second ticks
 //	Config.BareRefusals               refusals carry Retry-After alone
+//	Config.RetryAfterEvery            Retry-After on every answer, to the millisecond
 //	Config.NoPolicy                   IETF without RateLimit-Policy: no stated window
 //	Algorithm GCRA, Quota.Burst       the reset is "until full"; limit is the burst
 //	Algorithm LeakyBucket             nginx limit_req: excess delayed or refused
@@ -166,6 +167,9 @@
 //	                  though Flask-Limiter sends Retry-After on refusals)
 //	Django REST       SlidingLog, RetryAfterOnly: Retry-After on refusals,
 //	framework         rounded up, and no quota headers
+//	rate-limiter-     FixedWindow, AlignFirstRequest, RetryAfterEvery;
+//	flexible (as its  X-RateLimit-Reset in Unix seconds rounded up
+//	README sends)     (GitHub dialect)
 //
 // # Virtual time
 //

@@ -1,6 +1,7 @@
 package throttletest_test
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -140,21 +141,66 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
-// TestRetryAfterWindowShed checks that RetryAfterWindow leaves the
-// Retry-After of shed requests alone.
-func TestRetryAfterWindowShed(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := throttletest.NewHandler(throttletest.Config{
-			Quota:            throttletest.Quota{Window: time.Minute},
-			Dialect:          throttletest.IETF,
-			RetryAfterWindow: true,
-			ShedEvery:        1,
-			ShedRetryAfter:   3 * time.Second,
+// TestRetryAfterEvery checks Config.RetryAfterEvery: every answer of the
+// quota carries Retry-After to the millisecond, an admitted one the time
+// until its window resets, a refused one until it admits again; the None
+// dialect sends none. The quota is 2 per 3 s,
+// aligned to the first request; the requests come at 0, 1.2345 s and 2.5 s.
+func TestRetryAfterEvery(t *testing.T) {
+	cases := []struct {
+		dialect  throttletest.Dialect
+		rounding throttletest.Rounding
+		hostile  bool
+		want     []string
+	}{
+		{throttletest.GitHub, throttletest.Truncate, false, []string{"3", "1.765", "0.5"}},
+		{throttletest.GitHub, throttletest.RoundUp, false, []string{"3", "1.766", "0.5"}},
+		{throttletest.IETF, throttletest.Truncate, false, []string{"3", "1.765", "0.5"}},
+		{throttletest.None, throttletest.Truncate, false, []string{"", "", ""}},
+		{throttletest.GitHub, throttletest.Truncate, true, []string{"999999999", "999999999", "999999999"}},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%v/%v/hostile=%v", tc.dialect, tc.rounding, tc.hostile), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := throttletest.NewHandler(throttletest.Config{
+					Quota:           throttletest.Quota{Limit: 2, Window: 3 * time.Second, Align: throttletest.AlignFirstRequest},
+					Dialect:         tc.dialect,
+					ResetRounding:   tc.rounding,
+					RetryAfterEvery: true,
+					Hostile:         tc.hostile,
+				})
+				time.Sleep(time.Second) // the window opens at the first request, not at the start
+				var got []string
+				for i, sleep := range []time.Duration{0, 1234500 * time.Microsecond, 1265500 * time.Microsecond} {
+					time.Sleep(sleep)
+					resp, _ := get(t, h, "/")
+					want := http.StatusOK
+					if i == 2 {
+						want = http.StatusTooManyRequests
+					}
+					require.Equal(t, want, resp.StatusCode, "request %d", i)
+					got = append(got, resp.Header.Get("Retry-After"))
+				}
+				assert.Equal(t, tc.want, got)
+			})
 		})
-		resp, _ := get(t, h, "/")
-		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
-		assert.Equal(t, "3", resp.Header.Get("Retry-After"))
-	})
+	}
+}
+
+// TestRetryAfterOptionsLeaveShedAlone checks that RetryAfterWindow and
+// RetryAfterEvery leave the Retry-After of shed requests alone.
+func TestRetryAfterOptionsLeaveShedAlone(t *testing.T) {
+	for _, c := range []throttletest.Config{{RetryAfterWindow: true}, {RetryAfterEvery: true}} {
+		t.Run(fmt.Sprintf("window=%v/every=%v", c.RetryAfterWindow, c.RetryAfterEvery), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c.Quota, c.Dialect = throttletest.Quota{Window: time.Minute}, throttletest.IETF
+				c.ShedEvery, c.ShedRetryAfter = 1, 3*time.Second
+				resp, _ := get(t, throttletest.NewHandler(c), "/")
+				require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+				assert.Equal(t, "3", resp.Header.Get("Retry-After"))
+			})
+		})
+	}
 }
 
 // TestDateReset checks the DateReset dialect's dates in every DateFormat:
