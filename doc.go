@@ -64,9 +64,10 @@
 //     ignored.
 //   - A reset is an interval (whole seconds may be truncated or rounded up):
 //     a spent cap holds to its latest end, and one probe then sizes the next
-//     window. Servers shown to refill continuously (sliding windows, token
-//     buckets, GCRA) get a cap that grows at 95% of their steady rate
-//     instead; a sliding window's at what its last window counted, from
+//     window. A 2xx's Retry-After to the millisecond within that interval
+//     (rate-limiter-flexible's documented headers) places the end. Servers
+//     shown to refill continuously (sliding windows, token buckets, GCRA)
+//     get a cap that grows at 95% of their steady rate instead; a sliding window's at what its last window counted, from
 //     its whole-second clock's next tick where its resets are whole
 //     seconds. A reset that moves on with the clock may be a sliding log's:
 //     until it refills faster than a log of this client's requests would,

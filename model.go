@@ -167,11 +167,11 @@ type model struct {
 	availRef answer
 	// winE0, winT0: the reset and arrival of the current window's first
 	// answer, to tell a reset that marks an end from one that moves on.
-	// winE0OK: that answer stated a reset.
-	winE0, winT0 instant
-	winE0OK      bool
-	crossings    int // new windows seen by causal answers
-	share        float64
+	// winE0OK: that answer stated a reset; winE0Coarse: in whole seconds.
+	winE0, winT0         instant
+	winE0OK, winE0Coarse bool
+	crossings            int // new windows seen by causal answers
+	share                float64
 	// pooled: the processes on this quota share one bucket through a
 	// Store, which counts what all of them admit. The others' spending
 	// is then no reason for this process to take a share: the store's
@@ -255,6 +255,7 @@ type answer struct {
 	sent, arrived  instant // its request's admission, its arrival
 	reset          instant
 	resetOK        bool    // the answer stated its reset
+	coarse         bool    // in whole seconds
 	admitted       float64 // admissions when it arrived
 }
 
@@ -376,8 +377,8 @@ func (m *model) remaining(o observation) {
 		e = min(e, o.arrived.add(m.maxCooldown)) // a reset far ahead waits no longer than MaxCooldown
 		o.reset = e
 	}
-	sl := slack(o)
 	prev := m.ref
+	sl := pairSlack(o, prev.resetOK && prev.coarse)
 	hasRef := prev.ok
 	// Causal: admitted after the reference answer arrived. Sequence numbers
 	// tell it exactly where two readings of a clock may tie.
@@ -432,7 +433,7 @@ func (m *model) remaining(o observation) {
 			}
 		case sameWin && m.bucket && prev.remaining < 0.5 && !limited(o.status, o.q):
 			m.refilled = true // admitted after nothing was left: one came back
-		case sameWin && eOK && m.winE0OK && e.sub(m.winE0) > 3*sl/2 && o.arrived.sub(m.winT0) > 3*sl/2 && !m.unseenTurns(o) && !m.heldToTick(o, prev, r, own):
+		case sameWin && eOK && m.winE0OK && e.sub(m.winE0) > 3*pairSlack(o, m.winE0Coarse)/2 && o.arrived.sub(m.winT0) > 3*sl/2 && !m.unseenTurns(o) && !m.heldToTick(o, prev, r, own):
 			// One window by every pair of answers, and yet its reset has
 			// moved on with the clock: a delay until the bucket refills
 			// (tollbooth's "1", GCRA at its equilibrium), not an end.
@@ -496,7 +497,7 @@ func (m *model) remaining(o observation) {
 		m.crossings++
 		fallthrough
 	case !hasRef, newer:
-		m.winLeast, m.winFirst, m.winE0, m.winE0OK, m.winT0, m.winEnd = r, r, e, eOK, o.arrived, never
+		m.winLeast, m.winFirst, m.winE0, m.winE0OK, m.winE0Coarse, m.winT0, m.winEnd = r, r, e, eOK, o.coarse, o.arrived, never
 		m.pair = pairEnd{}
 	case sameWin:
 		m.winLeast = min(m.winLeast, r)
@@ -505,8 +506,8 @@ func (m *model) remaining(o observation) {
 		}
 	}
 	if eOK && !older {
-		if m.bucket && !m.refilled {
-			// A reset that moves on with the clock: the latest is the end.
+		if m.bucket && !m.refilled || m.winE0Coarse && !o.coarse {
+			// Moving on with the clock, or finer than the window's first reset: the latest is the end.
 			m.winEnd = e.add(o.arrived.sub(o.sent))
 		} else {
 			m.winEnd = min(m.winEnd, e.add(o.arrived.sub(o.sent)))
@@ -585,7 +586,7 @@ func (m *model) remaining(o observation) {
 		}
 		*p = plan{rate: p.rate, burst: p.burst, alone: p.alone, capOn: true, capBase: allowed, capAt: growFrom, capGrow: grow, capEnd: end, capRef: seq, capBehind: behind,
 			tickProbe: grow > 0 && end != never}
-		m.ref = answer{ok: true, seq: seq, sent: o.sent, arrived: o.arrived, remaining: r, reset: e, resetOK: eOK, admitted: o.admitted}
+		m.ref = answer{ok: true, seq: seq, sent: o.sent, arrived: o.arrived, remaining: r, reset: e, resetOK: eOK, coarse: o.coarse, admitted: o.admitted}
 	case older:
 		return // an answer from an older window says nothing of this one
 	default:

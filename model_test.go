@@ -1826,3 +1826,75 @@ func TestModelLogRefillIsWhatItCounted(t *testing.T) {
 	require.True(t, m.mayBeLog())
 	assert.Equal(t, 1.0, m.share)
 }
+
+// A 2xx that states its reset in whole seconds and, beside it, a
+// Retry-After to the millisecond within that second's slack is placed by
+// the Retry-After (rate-limiter-flexible's documented headers); a 429's
+// Retry-After, a whole-second one, or one that the reset contradicts
+// leaves the reset as it is.
+func TestFinerResetFromARetryAfterOnA2xx(t *testing.T) {
+	read := secs(0.5)
+	cases := []struct {
+		name   string
+		status int
+		reset  float64 // seconds; coarse
+		retry  time.Duration
+		want   float64 // the reset taken, seconds; 0: none
+	}{
+		{"rounded up", 200, 4, 2873 * time.Millisecond, 3.373},
+		{"truncated", 200, 3, 2873 * time.Millisecond, 3.373},
+		{"a whole second", 200, 4, 3 * time.Second, 0},
+		{"a refusal", 429, 4, 2873 * time.Millisecond, 0},
+		{"beyond the reset's slack", 200, 5, 2873 * time.Millisecond, 0},
+		{"none", 200, 4, 0, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := observation{arrived: read, status: tc.status, q: Quota{Limit: 30, Remaining: 5, RetryAfter: tc.retry},
+				reset: secs(tc.reset), resetOK: true, coarse: true}
+			end, ok := finerReset(o, read)
+			if tc.want == 0 {
+				assert.False(t, ok, "refined to %v", time.Duration(end))
+				return
+			}
+			require.True(t, ok)
+			assert.InDelta(t, tc.want*sec, float64(end), 1e3)
+		})
+	}
+	o := observation{arrived: read, status: 200, q: Quota{RetryAfter: time.Second / 3}, reset: secs(0.8), resetOK: true}
+	_, ok := finerReset(o, read)
+	assert.False(t, ok, "a reset already finer than a second")
+}
+
+// A window whose first answer read its reset in whole seconds and the rest
+// to the millisecond (a Retry-After on each 2xx, a whole second on the
+// first): the finer readings are weighed against it with its slack, and
+// place its end. Weighed as exact, they were a reset that came closer
+// (GCRA's, held 8 s) or moved on with the clock (a bucket's); truncated,
+// the window's end stayed its whole second, 0.16 s early, and was probed
+// into a 429 at every window.
+func TestModelFinerResetsAfterAWholeSecondOne(t *testing.T) {
+	fine := func(o observation, reset float64) observation {
+		o.reset, o.coarse, o.delayed = secs(reset), false, false
+		return o
+	}
+	for _, first := range []struct {
+		name  string
+		reset float64
+	}{{"rounded up", 4}, {"truncated", 3}} {
+		t.Run(first.name, func(t *testing.T) {
+			m := testModel()
+			m.observe(ans(1, 1, 0.156, 0.157, 30, 29, first.reset))    // Unix second; Retry-After "3"
+			m.observe(fine(ans(2, 2, 0.158, 0.159, 30, 28, 4), 3.157)) // 2.998
+			m.observe(fine(ans(3, 3, 0.3, 0.301, 30, 27, 4), 3.159))   // 2 ms on
+			assert.Equal(t, kindUnknown, m.kind, "no reset that came closer or moved on")
+			assert.False(t, m.bucket)
+			var p plan
+			for i := 4.0; i <= 30; i++ {
+				p = m.observe(fine(ans(i, i, 0.1*i, 0.1*i+0.001, 30, 30-i, 4), 3.157))
+			}
+			assert.GreaterOrEqual(t, float64(p.capEnd), 3.157*sec, "the spent window's end: the finer readings', not the whole second")
+			assert.Less(t, float64(p.capEnd), 3.2*sec)
+		})
+	}
+}

@@ -180,6 +180,9 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 			// between two answers, and it was taken for GCRA).
 			o.delayed = wholeSeconds(o.reset.sub(read))
 			o.coarse = q.Reset.Nanosecond() == 0 || o.delayed
+			if end, ok := finerReset(o, read); ok {
+				o.reset, o.coarse, o.delayed = end, false, false
+			}
 		}
 		b.applyLocked(now, b.model.observe(o))
 	}
@@ -189,6 +192,27 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 	if b.store != nil {
 		b.sendCorrection()
 	}
+}
+
+// finerReset returns the reset of a 2xx that states it twice: in whole
+// seconds, and as a Retry-After to the millisecond, a delay from the
+// reading (read) that falls within the whole seconds' slack. A 2xx has no
+// hold to name: its Retry-After is when the window gives back, the wait a
+// 429 would name. (rate-limiter-flexible documents msBeforeNext ÷ 1000 beside
+// the epoch second rounded up; taken in whole seconds, a fixed window of
+// 3 s was held 0.7 s past its end, and requests waiting for it outlived
+// their deadlines.) A 429's Retry-After is a hold of its own and refines
+// nothing: a token bucket's names its next token, not its reset.
+func finerReset(o observation, read instant) (instant, bool) {
+	ra := float64(o.q.RetryAfter)
+	if !o.coarse || o.status < 200 || o.status > 299 || ra <= 0 || wholeSeconds(ra) {
+		return 0, false
+	}
+	end := read.add(ra)
+	if math.Abs(end.sub(o.reset)) > coarseSlack {
+		return 0, false
+	}
+	return end, true
 }
 
 // wholeSeconds reports whether ns is a whole number of seconds, as a delta

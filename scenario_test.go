@@ -361,6 +361,49 @@ func TestScenarioToldWindowOfASecond(t *testing.T) {
 	}
 }
 
+// TestScenarioRetryAfterOnEveryAnswer: a fixed window that a first request
+// opens, its reset in Unix seconds rounded up and, on every answer, a
+// Retry-After to the millisecond until it resets, as rate-limiter-flexible's
+// README has servers send them (or the reset truncated). The Retry-After
+// places each window's end;
+// read in whole seconds alone, a window of 3 s was paced as one of 4 and
+// held 0.7 s past its end (78% used on the real server), and taken to the
+// millisecond beside a whole-second first answer, for GCRA (held 8 s).
+func TestScenarioRetryAfterOnEveryAnswer(t *testing.T) {
+	for _, q := range []struct {
+		limit  int
+		window time.Duration
+	}{{30, 3 * time.Second}, {10, time.Second}} {
+		for _, c := range []struct {
+			rounding throttletest.Rounding
+			told     bool
+		}{{throttletest.RoundUp, false}, {throttletest.RoundUp, true}, {throttletest.Truncate, false}} {
+			for _, jitter := range []time.Duration{0, 3 * time.Millisecond} {
+				told := c.told
+				t.Run(fmt.Sprintf("%d-per-%v/%v/told=%v/jitter=%v", q.limit, q.window, c.rounding, told, jitter), func(t *testing.T) {
+					synctest.Test(t, func(t *testing.T) {
+						srv := throttletest.Config{
+							Quota:           throttletest.Quota{Limit: q.limit, Window: q.window, Align: throttletest.AlignFirstRequest},
+							Dialect:         throttletest.GitHub,
+							ResetRounding:   c.rounding,
+							RetryAfterEvery: true,
+							Latency:         time.Millisecond,
+						}
+						var cfg Config
+						if told {
+							cfg.Limit = rate.Limit(float64(q.limit) / q.window.Seconds())
+						}
+						o := scenario{server: srv, bucket: cfg, windows: 12, jitter: jitter}.run(t)
+						t.Log(o)
+						assert.Zero(t, o.refused, "requests refused")
+						assert.GreaterOrEqual(t, o.used, 0.95, "share of the quota used")
+					})
+				})
+			}
+		}
+	}
+}
+
 // TestScenarioSlidingWindow: a sliding-window counter whose reset header
 // points at the fixed window's end, as go-chi/httprate sends it. Targets: at
 // most 1% refused, at least 90% of the quota used.
