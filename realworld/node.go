@@ -10,7 +10,8 @@ import (
 )
 
 // The servers whose limiters run in Node.js (express-rate-limit,
-// @fastify/rate-limit, @nestjs/throttler) are scripts in realworld/node,
+// @fastify/rate-limit, @nestjs/throttler, koa-ratelimit,
+// rate-limiter-flexible) are scripts in realworld/node,
 // one per library, that share node/common.js. Node.js and npm must be
 // installed (apt-get install nodejs npm). The first Start in a process runs
 // npm ci in realworld/node if its node_modules is missing or older than its
@@ -70,6 +71,50 @@ func Nest() Server {
 		// blocked for 3 s.
 		RefusesSteadyRate: true,
 		start:             func() (*Instance, error) { return startNode("nest.js", defLimit, defWindow) },
+	}
+}
+
+// Koa is koa-ratelimit 6.0.0 in Koa 3.3.0, in the setup its README gives:
+// its memory driver, duration 3000 ms, max 30, keyed by client IP. Its
+// record of a key opens at the first request after the last one expired,
+// a fixed window from the first request; a refused request is not
+// counted. It sends on a 200 and on a 429 alike
+//
+//	X-RateLimit-Limit: 30
+//	X-RateLimit-Remaining: 29
+//	X-RateLimit-Reset: 1796427308.123456   (Unix seconds, to the microsecond)
+//
+// and on a 429 also Retry-After, the seconds until the reset, truncated.
+func Koa() Server {
+	return Server{
+		Name:      "koa",
+		Algorithm: "fixed window from first request",
+		Headers:   "X-RateLimit-Limit/Remaining/Reset (Unix s, to the µs), Retry-After (s, truncated) on 429",
+		Quota:     Quota{Limit: defLimit, Window: defWindow},
+		start:     func() (*Instance, error) { return startNode("koa.js", defLimit, defWindow) },
+	}
+}
+
+// Flexible is rate-limiter-flexible 11.4.0's RateLimiterMemory (points 30,
+// duration 3 s, keyed by client IP) behind a node:http server that sends
+// the headers its README gives on every answer, admitted or refused:
+//
+//	Retry-After: 2.873             (msBeforeNext ÷ 1000: s, to the ms)
+//	X-RateLimit-Limit: 30
+//	X-RateLimit-Remaining: 29
+//	X-RateLimit-Reset: 1796427308  (Unix s, rounded up)
+//
+// A key's points expire together a duration after the first: a fixed
+// window from the first request. A refused request is counted too (which
+// a fixed window does not feel). It takes windows of whole seconds only.
+func Flexible() Server {
+	return Server{
+		Name:          "flexible",
+		Algorithm:     "fixed window from first request",
+		Headers:       "X-RateLimit-Limit/Remaining/Reset (Unix s, rounded up), Retry-After (s, to the ms) on every answer",
+		Quota:         Quota{Limit: defLimit, Window: defWindow},
+		CountsRefused: true,
+		start:         func() (*Instance, error) { return startNode("flexible.js", defLimit, defWindow) },
 	}
 }
 
