@@ -157,9 +157,9 @@ type model struct {
 	// window) would hold it, from what it gave back of this client's
 	// requests (logBound; ns, 0: none).
 	logWin float64
-	// winRead is the longest window read from whole-second resets,
-	// rounded up to its second (learnWindow): what logWin may shorten.
-	winRead float64
+	// winRead, fineRead: the longest window read from whole-second resets,
+	// rounded up (learnWindow), and from finer ones: see fitRead.
+	winRead, fineRead float64
 	// avail is the rate a bucket-like server's tokens come back at for this
 	// client: its refill less what other clients take, measured from
 	// answers a second or more apart (tokens/s; 0: not measured yet).

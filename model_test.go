@@ -1869,10 +1869,11 @@ func TestFinerResetFromARetryAfterOnA2xx(t *testing.T) {
 // A window whose first answer read its reset in whole seconds and the rest
 // to the millisecond (a Retry-After on each 2xx, a whole second on the
 // first): the finer readings are weighed against it with its slack, and
-// place its end. Weighed as exact, they were a reset that came closer
+// give its length and place its end. Weighed as exact, they were a reset that came closer
 // (GCRA's, held 8 s) or moved on with the clock (a bucket's); truncated,
 // the window's end stayed its whole second, 0.16 s early, and was probed
-// into a 429 at every window.
+// into a 429 at every window; and rounded up, the first window was read as
+// 4 s and paced at 7/s.
 func TestModelFinerResetsAfterAWholeSecondOne(t *testing.T) {
 	fine := func(o observation, reset float64) observation {
 		o.reset, o.coarse, o.delayed = secs(reset), false, false
@@ -1889,6 +1890,7 @@ func TestModelFinerResetsAfterAWholeSecondOne(t *testing.T) {
 			m.observe(fine(ans(3, 3, 0.3, 0.301, 30, 27, 4), 3.159))   // 2 ms on
 			assert.Equal(t, kindUnknown, m.kind, "no reset that came closer or moved on")
 			assert.False(t, m.bucket)
+			assert.InDelta(t, 3*sec, m.winLen, 0.01*sec, "the window: the finer readings' length, not the whole second's")
 			var p plan
 			for i := 4.0; i <= 30; i++ {
 				p = m.observe(fine(ans(i, i, 0.1*i, 0.1*i+0.001, 30, 30-i, 4), 3.157))

@@ -132,6 +132,8 @@ func (m *model) learnWindow(o observation) {
 	m.winLen = max(m.winLen, d)
 	if o.coarse {
 		m.winRead = max(m.winRead, d)
+	} else {
+		m.fineRead = max(m.fineRead, d)
 	}
 	m.fitRead()
 }
@@ -139,8 +141,11 @@ func (m *model) learnWindow(o observation) {
 // fitRead shortens a window read from whole-second resets, which may be
 // up to a second long (a reset rounded up, or Flask-Limiter's, its second
 // plus one), to what else says how long it is, within that second: the
-// window a rate told (Config.Limit) gives the server's limit, or what a
-// sliding log gave back (logBound). A log that gave back more than a
+// window a rate told (Config.Limit) gives the server's limit, what a
+// sliding log gave back (logBound), or the longest read from the same
+// server's finer resets (a 2xx's Retry-After to the millisecond beside a
+// whole-second reset, rate-limiter-flexible's: its 3 s, read as 4 from its
+// first answer, was paced at 7/s through its first window). A log that gave back more than a
 // second sooner than its resets read is no log as read, and a window known
 // otherwise (a turn, a cadence) is not a reading: they stand. A rate told
 // leaves a reading of a second alone, which may be any length under two.
@@ -150,16 +155,20 @@ func (m *model) fitRead() {
 	if m.winRead <= 0 || m.winLen > m.winRead {
 		return
 	}
-	fit := func(w float64) {
+	fit := func(w, within float64) {
 		// Shorter by more than a rounding error (see toldAgrees).
-		if w > 0 && w < m.winLen-float64(time.Millisecond) && w >= m.winRead-coarseSlack {
+		if w > 0 && w < m.winLen-float64(time.Millisecond) && w >= m.winRead-within {
 			m.winLen = w
 		}
 	}
 	if w := m.toldWindow(); w > 0 && m.winRead > coarseSlack {
-		fit(w)
+		fit(w, coarseSlack)
 	}
-	fit(m.logWin)
+	// A reading rounded up to its second was up to a second over it, and
+	// that reading up to a second over the window (rounded up, or late by
+	// the latency from the window's start).
+	fit(m.fineRead, 2*coarseSlack)
+	fit(m.logWin, coarseSlack)
 }
 
 // knownWindow is the window read (winLen) or, where none is yet, the one a
