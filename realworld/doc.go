@@ -3,9 +3,11 @@
 // (throttled's GCRA, tollbooth's token bucket, httprate's sliding-window
 // counter, ulule/limiter's, go-limiter's and fiber's fixed windows, fiber's
 // sliding window, echo's token bucket, gin-rate-limit, nginx's limit_req
-// with and without nodelay, HAProxy's stick-table request rate, and in
-// Node.js express-rate-limit, @fastify/rate-limit and @nestjs/throttler), and
-// reports how many 429s each client drew and how much of the quota it used.
+// with and without nodelay, HAProxy's stick-table request rate, in Node.js
+// express-rate-limit, @fastify/rate-limit, @nestjs/throttler,
+// koa-ratelimit and rate-limiter-flexible, and in Python Flask-Limiter and
+// Django REST framework's throttles), and reports how many 429s each
+// client drew and how much of the quota it used.
 //
 // # Servers
 //
