@@ -167,11 +167,12 @@ type model struct {
 	availRef answer
 	// winE0, winT0: the reset and arrival of the current window's first
 	// answer, to tell a reset that marks an end from one that moves on.
-	// winE0OK: that answer stated a reset; winE0Coarse: in whole seconds.
-	winE0, winT0         instant
-	winE0OK, winE0Coarse bool
-	crossings            int // new windows seen by causal answers
-	share                float64
+	// winE0OK: that answer stated a reset; winE0Coarse: in whole seconds;
+	// winFine: a finer reset of the window has since placed its end.
+	winE0, winT0                  instant
+	winE0OK, winE0Coarse, winFine bool
+	crossings                     int // new windows seen by causal answers
+	share                         float64
 	// pooled: the processes on this quota share one bucket through a
 	// Store, which counts what all of them admit. The others' spending
 	// is then no reason for this process to take a share: the store's
@@ -271,9 +272,6 @@ func newModel(maxCooldown float64, pace Pace, ceiling float64) model {
 // told reports whether the rate was configured (Config.Limit): a finite
 // ceiling, not learned and not unlimited.
 func (m *model) told() bool { return m.ceiling > 0 && !math.IsInf(m.ceiling, 1) }
-
-// uniform returns a number drawn uniformly from [0, 1).
-func (m *model) uniform() float64 { return float64(m.jitter.Uint64()>>11) / (1 << 53) }
 
 // observe folds one answer into the model and returns the plan.
 func (m *model) observe(o observation) plan {
@@ -378,12 +376,12 @@ func (m *model) remaining(o observation) {
 		o.reset = e
 	}
 	prev := m.ref
-	sl := pairSlack(o, prev.resetOK && prev.coarse)
+	sl, psl := slack(o), pairSlack(o, prev.resetOK && prev.coarse) // o's reset's, and against prev's
 	hasRef := prev.ok
 	// Causal: admitted after the reference answer arrived. Sequence numbers
 	// tell it exactly where two readings of a clock may tie.
 	causal := hasRef && o.seq > prev.admitted
-	tol := max(sl, float64(10*time.Millisecond))
+	tol := max(psl, float64(10*time.Millisecond))
 	both := hasRef && eOK && prev.resetOK
 	// A later reset is a new window when it is far enough from the old one,
 	// or when the request went out after the old one had passed (by its
@@ -440,9 +438,9 @@ func (m *model) remaining(o observation) {
 			m.kind, m.bucket = kindRefill, true
 		case risen:
 			m.crossed(true, true, false)
-		case older && prev.reset.sub(o.sent) > sl:
+		case older && prev.reset.sub(o.sent) > psl:
 			m.kind = kindRefill // the reset came closer before the old one passed
-		case newer && prev.reset.sub(o.arrived) > sl && !m.mayBeLog():
+		case newer && prev.reset.sub(o.arrived) > psl && !m.mayBeLog():
 			// A new reset before the old one could have passed: the reset
 			// is when the server's bucket is full again (GCRA). Not so
 			// where the reset moves on with the clock and the server
@@ -487,7 +485,7 @@ func (m *model) remaining(o observation) {
 	if m.bucket && causal {
 		m.measureAvail(o, r)
 	} else if newer && causal && m.kind == kindRefill && !o.delayed {
-		m.learnCadence(e.sub(prev.reset), sl)
+		m.learnCadence(e.sub(prev.reset), psl)
 	}
 	if m.mayBeLog() && !m.stated && o.status < 400 {
 		m.logBound(o, r)
@@ -497,7 +495,7 @@ func (m *model) remaining(o observation) {
 		m.crossings++
 		fallthrough
 	case !hasRef, newer:
-		m.winLeast, m.winFirst, m.winE0, m.winE0OK, m.winE0Coarse, m.winT0, m.winEnd = r, r, e, eOK, o.coarse, o.arrived, never
+		m.winLeast, m.winFirst, m.winE0, m.winE0OK, m.winE0Coarse, m.winFine, m.winT0, m.winEnd = r, r, e, eOK, o.coarse, false, o.arrived, never
 		m.pair = pairEnd{}
 	case sameWin:
 		m.winLeast = min(m.winLeast, r)
@@ -505,13 +503,14 @@ func (m *model) remaining(o observation) {
 			m.countOvertaken(o, r)
 		}
 	}
-	if eOK && !older {
-		if m.bucket && !m.refilled || m.winE0Coarse && !o.coarse {
-			// Moving on with the clock, or finer than the window's first reset: the latest is the end.
-			m.winEnd = e.add(o.arrived.sub(o.sent))
-		} else {
-			m.winEnd = min(m.winEnd, e.add(o.arrived.sub(o.sent)))
-		}
+	switch end := e.add(o.arrived.sub(o.sent)); {
+	case !eOK || older, o.coarse && m.winFine: // a whole second places no end a finer reset placed
+	case m.bucket && !m.refilled, m.winE0Coarse && !o.coarse && !m.winFine:
+		// A reset that moves on with the clock: the latest is the end.
+		// The window's first finer reset places it, over a whole second.
+		m.winEnd, m.winFine = end, m.winE0Coarse && !o.coarse
+	default:
+		m.winEnd = min(m.winEnd, end)
 	}
 
 	// The cap.

@@ -1844,7 +1844,9 @@ func TestFinerResetFromARetryAfterOnA2xx(t *testing.T) {
 		{"rounded up", 200, 4, 2873 * time.Millisecond, 3.373},
 		{"truncated", 200, 3, 2873 * time.Millisecond, 3.373},
 		{"a whole second", 200, 4, 3 * time.Second, 0},
+		{"a date's, from the arrival to the nanosecond", 200, 4, 2873123456, 0},
 		{"a refusal", 429, 4, 2873 * time.Millisecond, 0},
+		{"a 202", 202, 4, 2873 * time.Millisecond, 0},
 		{"beyond the reset's slack", 200, 5, 2873 * time.Millisecond, 0},
 		{"none", 200, 4, 0, 0},
 	}
@@ -1873,7 +1875,8 @@ func TestFinerResetFromARetryAfterOnA2xx(t *testing.T) {
 // (GCRA's, held 8 s) or moved on with the clock (a bucket's); truncated,
 // the window's end stayed its whole second, 0.16 s early, and was probed
 // into a 429 at every window; and rounded up, the first window was read as
-// 4 s and paced at 7/s.
+// 4 s and paced at 7/s. A whole-second reading among the finer ones (a
+// Retry-After that fell on a whole second) moves the end no sooner.
 func TestModelFinerResetsAfterAWholeSecondOne(t *testing.T) {
 	fine := func(o observation, reset float64) observation {
 		o.reset, o.coarse, o.delayed = secs(reset), false, false
@@ -1893,7 +1896,11 @@ func TestModelFinerResetsAfterAWholeSecondOne(t *testing.T) {
 			assert.InDelta(t, 3*sec, m.winLen, 0.01*sec, "the window: the finer readings' length, not the whole second's")
 			var p plan
 			for i := 4.0; i <= 30; i++ {
-				p = m.observe(fine(ans(i, i, 0.1*i, 0.1*i+0.001, 30, 30-i, 4), 3.157))
+				o := fine(ans(i, i, 0.1*i, 0.1*i+0.001, 30, 30-i, 4), 3.157)
+				if i == 15 {
+					o = ans(i, i, 1.5, 1.501, 30, 15, first.reset) // a Retry-After of whole seconds, by chance
+				}
+				p = m.observe(o)
 			}
 			assert.GreaterOrEqual(t, float64(p.capEnd), 3.157*sec, "the spent window's end: the finer readings', not the whole second")
 			assert.Less(t, float64(p.capEnd), 3.2*sec)

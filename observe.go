@@ -201,15 +201,20 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 // 429 would name. (rate-limiter-flexible documents msBeforeNext ÷ 1000 beside
 // the epoch second rounded up; taken in whole seconds, a fixed window of
 // 3 s was held 0.7 s past its end, and requests waiting for it outlived
-// their deadlines.) A 429's Retry-After is a hold of its own and refines
-// nothing: a token bucket's names its next token, not its reset.
+// their deadlines.) Stated to the millisecond is a whole number of
+// milliseconds and not of seconds (a decimal, retry-after-ms): a
+// Retry-After date, measured from the arrival to the nanosecond, is no
+// finer than its whole second. A 429's Retry-After is a hold of its own and
+// refines nothing (a token bucket's names its next token, not its reset),
+// nor does a 202's (when to ask again how a task is doing).
 func finerReset(o observation, read instant) (instant, bool) {
-	ra := float64(o.q.RetryAfter)
-	if !o.coarse || o.status < 200 || o.status > 299 || ra <= 0 || wholeSeconds(ra) {
+	ra := o.q.RetryAfter
+	if !o.coarse || o.status < 200 || o.status > 299 || o.status == http.StatusAccepted ||
+		ra <= 0 || ra%time.Millisecond != 0 || ra%time.Second == 0 {
 		return 0, false
 	}
-	end := read.add(ra)
-	if math.Abs(end.sub(o.reset)) > coarseSlack {
+	end := read.add(float64(ra))
+	if math.Abs(end.sub(o.reset)) > slack(o) {
 		return 0, false
 	}
 	return end, true

@@ -132,8 +132,10 @@ func (m *model) learnWindow(o observation) {
 	m.winLen = max(m.winLen, d)
 	if o.coarse {
 		m.winRead = max(m.winRead, d)
-	} else {
-		m.fineRead = max(m.fineRead, d)
+	} else if m.winE0OK && m.winE0Coarse {
+		// The window's first reading, in whole seconds, to the
+		// millisecond: from its arrival, not this one's, later.
+		m.fineRead = max(m.fineRead, o.reset.sub(m.winT0))
 	}
 	m.fitRead()
 }
@@ -141,11 +143,13 @@ func (m *model) learnWindow(o observation) {
 // fitRead shortens a window read from whole-second resets, which may be
 // up to a second long (a reset rounded up, or Flask-Limiter's, its second
 // plus one), to what else says how long it is, within that second: the
-// window a rate told (Config.Limit) gives the server's limit, what a
-// sliding log gave back (logBound), or the longest read from the same
-// server's finer resets (a 2xx's Retry-After to the millisecond beside a
-// whole-second reset, rate-limiter-flexible's: its 3 s, read as 4 from its
-// first answer, was paced at 7/s through its first window). A log that gave back more than a
+// window a rate told (Config.Limit) gives the server's limit, or what a
+// sliding log gave back (logBound). Or, where no rate was told, within two
+// seconds (the reading rounded up to its second, and the reset rounded
+// up), to the same readings made to the millisecond by finer resets of
+// the same windows (a 2xx's Retry-After beside a whole-second reset,
+// rate-limiter-flexible's: its 3 s, read as 4 from its first answer, was
+// paced at 7/s through its first window). A log that gave back more than a
 // second sooner than its resets read is no log as read, and a window known
 // otherwise (a turn, a cadence) is not a reading: they stand. A rate told
 // leaves a reading of a second alone, which may be any length under two.
@@ -163,11 +167,9 @@ func (m *model) fitRead() {
 	}
 	if w := m.toldWindow(); w > 0 && m.winRead > coarseSlack {
 		fit(w, coarseSlack)
+	} else if w == 0 {
+		fit(m.fineRead, 2*coarseSlack)
 	}
-	// A reading rounded up to its second was up to a second over it, and
-	// that reading up to a second over the window (rounded up, or late by
-	// the latency from the window's start).
-	fit(m.fineRead, 2*coarseSlack)
 	fit(m.logWin, coarseSlack)
 }
 
@@ -398,10 +400,10 @@ func (m *model) spread(o observation, e instant, sl float64) {
 			} else {
 				// And the next window's first request at that end, not
 				// an interval after it: a window a first request opens
-				// starts no later. (rate-limiter-flexible told 10 per
-				// 1 s, its resets to the millisecond: each window spread
-				// to its end and the next opened 0.11 s after it, 109
-				// of 120 served.)
+				// starts no later. (koa-ratelimit told 10 per 1 s, its
+				// resets to the microsecond: each window spread to its
+				// end and the next opened 0.11 s after it, 109 of 120
+				// served.)
 				gaps = left + 1
 			}
 		}

@@ -120,6 +120,9 @@ func limited(status int, q Quota) bool {
 	return false
 }
 
+// uniform returns a number drawn uniformly from [0, 1).
+func (m *model) uniform() float64 { return float64(m.jitter.Uint64()>>11) / (1 << 53) }
+
 // cooldown holds every caller after the server said the client is over its
 // quota.
 func (m *model) cooldown(o observation) {

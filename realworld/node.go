@@ -106,7 +106,7 @@ func Koa() Server {
 //
 // A key's points expire together a duration after the first: a fixed
 // window from the first request. A refused request is counted too (which
-// a fixed window does not feel). It takes windows of whole seconds only.
+// a fixed window does not feel).
 func Flexible() Server {
 	return Server{
 		Name:          "flexible",

@@ -81,8 +81,10 @@
 // the IETF, IETFStructured, RetryAfterOnly, DateReset and Anthropic
 // dialects only: GitHub's primary limit and OpenAI send none, and None is a
 // bare 429. It is in seconds (at least 1 when rounded up), except in
-// DateReset, which sends a date. The GitHub dialect's body is GitHub's JSON
-// error; other bodies are plain text.
+// DateReset, which sends a date. With Config.RetryAfterEvery every dialect
+// but None sends it, on admitted answers too (the time until the quota
+// resets), in seconds to the millisecond. The GitHub dialect's body is
+// GitHub's JSON error; other bodies are plain text.
 //
 // A shed request (Config.ShedEvery) gets 503 with Retry-After in every
 // dialect but None. A request refused by Config.Secondary gets 403 with

@@ -5,8 +5,7 @@
 //	node flexible.js [--limit 30] [--window-ms 3000] [--watch-stdin]
 //
 // Each request consumes a point of its client IP's key: points = limit per
-// duration = the window (whole seconds: the library counts durations in
-// seconds). A key's points expire together, a duration after the first of
+// duration = the window (in seconds). A key's points expire together, a duration after the first of
 // them: a fixed window from the first request; a refused request is
 // counted too, which a fixed window does not feel. Every answer, admitted
 // or refused, carries the README's
@@ -24,10 +23,6 @@ const { RateLimiterMemory } = require("rate-limiter-flexible");
 const { config, counter, countPath, serve } = require("./common");
 
 const cfg = config("flexible.js");
-if (cfg.windowMs % 1000 !== 0) {
-  process.stderr.write(`flexible.js: --window-ms ${cfg.windowMs}: rate-limiter-flexible counts whole seconds\n`);
-  process.exit(2);
-}
 const admitted = counter();
 const opts = { points: cfg.limit, duration: cfg.windowMs / 1000 };
 const limiter = new RateLimiterMemory(opts);
