@@ -132,6 +132,7 @@ type model struct {
 	fastest     float64 // the shortest latency of an answer (ns), −1 before one
 
 	srvLimit float64 // the server's limit per window; <= 0: not known
+	most     float64 // the most Remaining seen, plus its request: a bucket holds at least that
 	winLen   float64 // the server's window in ns; 0: not known
 	stated   bool    // winLen was stated (IETF w, a policy), not inferred
 	kind     int

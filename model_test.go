@@ -478,6 +478,22 @@ func TestModelGCRASecondsUntilFull(t *testing.T) {
 	assert.InDelta(t, 10, m.steady(), 1e-6, "the measured rate is the steady rate")
 }
 
+// A reset that says when the bucket is full again, from a bucket that holds
+// less than its stated limit (30 per 3 s stated, 10 held: a limit enforced
+// over a shorter span, as OpenAI documents): the deficit that refills by
+// the reset is what the bucket holds less what is left, not the limit
+// less it. Read as the limit's, 7 missing for 0.7 s read as 27: a window
+// of 0.78 s, a pace four times the server's.
+func TestModelGCRADeficitOfABucketSmallerThanItsLimit(t *testing.T) {
+	m := testModel()
+	fine := func(o observation) observation { o.coarse, o.delayed = false, false; return o }
+	m.observe(fine(ans(1, 1, 0, 0.001, 30, 9, 0.101)))    // a fresh bucket of 10: full again in 0.1 s
+	m.observe(fine(ans(5, 5, 0.05, 0.051, 30, 5, 0.551))) // full again in 0.5 s, before the first reset passed
+	m.observe(fine(ans(9, 9, 0.1, 0.101, 30, 3, 0.801)))  // 7 missing, 0.7 s
+	require.True(t, m.fullAt, "kind %d fullAt %v bucket %v", m.kind, m.fullAt, m.bucket)
+	assert.InDelta(t, 3*sec, m.winLen, 0.01*sec, "30 at the 10/s it refills")
+}
+
 func TestModelOtherClientsShare(t *testing.T) {
 	m := testModel()
 	m.observe(ans(1, 1, 0, 0.01, 100, 99, 10))

@@ -404,6 +404,39 @@ func TestScenarioRetryAfterOnEveryAnswer(t *testing.T) {
 	}
 }
 
+// TestScenarioLimitEnforcedOverAShorterSpan: a limit stated per window and
+// enforced by a bucket that holds less, as OpenAI documents its limits
+// ("60,000 requests/minute may be enforced as 1,000 requests/second"):
+// x-ratelimit-limit-requests the limit, its reset (to the millisecond)
+// when the bucket is full again. Reading the deficit as Limit − Remaining,
+// where the bucket held 10, the model paced at ~100/s: 8.5–8.8% refused.
+func TestScenarioLimitEnforcedOverAShorterSpan(t *testing.T) {
+	for _, q := range []throttletest.Quota{
+		{Limit: 30, Window: 3 * time.Second, Algorithm: throttletest.TokenBucket, Burst: 10},
+		{Limit: 60, Window: time.Minute, Algorithm: throttletest.TokenBucket, Burst: 10},
+	} {
+		for _, told := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%d-per-%v/told=%v", q.Limit, q.Window, told), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					srv := throttletest.Config{Quota: q, Dialect: throttletest.OpenAI, Latency: time.Millisecond}
+					var cfg Config
+					if told {
+						cfg.Limit = rate.Limit(float64(q.Limit) / q.Window.Seconds())
+					}
+					windows := 10
+					if q.Window == time.Minute {
+						windows = 2
+					}
+					o := scenario{server: srv, bucket: cfg, windows: windows, jitter: 2 * time.Millisecond}.run(t)
+					t.Log(o)
+					assert.LessOrEqual(t, o.refusedShare(), 0.01, "share refused")
+					assert.GreaterOrEqual(t, o.used, 0.95, "share of the quota used")
+				})
+			})
+		}
+	}
+}
+
 // TestScenarioSlidingWindow: a sliding-window counter whose reset header
 // points at the fixed window's end, as go-chi/httprate sends it. Targets: at
 // most 1% refused, at least 90% of the quota used.
