@@ -1,0 +1,189 @@
+package throttle
+
+import (
+	"math"
+	"time"
+)
+
+// The server's window when it does not state one: its length read from
+// the resets (learnWindow), fitted within a whole-second reading's slack
+// to what else tells it (fitRead: a rate told, a log's give-back, finer
+// resets), the window a rate told gives (toldWindow, windowTold,
+// toldAgrees), how uncertain a reset is (slack, pairSlack), and the jump
+// between two windows' resets (learnCadence). Part of the server model
+// (model.go): pure, no clock, no lock.
+
+// learnWindow infers the window's length when the server does not state it.
+func (m *model) learnWindow(o observation) {
+	m.most = max(m.most, o.q.Remaining+1)
+	if m.stated || !o.resetOK || o.reset <= o.arrived {
+		return
+	}
+	d := o.reset.sub(o.arrived)
+	if m.fullAt {
+		// GCRA: the reset is when the bucket is full again, so its
+		// deficit refills in it: Limit − Remaining where it holds its
+		// limit, less where it holds less. (OpenAI and Anthropic document
+		// limits per minute enforced over shorter spans: 30 per 3 s in a
+		// bucket of 10, its deficit of 1 read as 21, was paced at 100/s
+		// and 8.8% refused.) A bucket never seen full reads as smaller:
+		// paced slower, never faster.
+		if l, c := m.srvLimit, min(m.srvLimit, m.most); l > 0 && o.q.Remaining <= 3*c/4 {
+			if o.coarse {
+				d += coarseSlack / 2
+			}
+			m.winLen = d * l / (c - o.q.Remaining)
+		}
+		return
+	}
+	if o.coarse {
+		d = math.Ceil(d/coarseSlack-1e-6) * coarseSlack // a whole second, give or take rounding, is that second
+	}
+	m.winLen = max(m.winLen, d)
+	if o.coarse {
+		m.winRead = max(m.winRead, d)
+	} else if m.winE0OK && m.winE0Coarse {
+		// The window's first reading, in whole seconds, to the
+		// millisecond: from its arrival, not this one's, later.
+		m.fineRead = max(m.fineRead, o.reset.sub(m.winT0))
+	}
+	m.fitRead()
+}
+
+// fitRead shortens a window read from whole-second resets, which may be
+// up to a second long (a reset rounded up, or Flask-Limiter's, its second
+// plus one), to what else says how long it is, within that second: the
+// window a rate told (Config.Limit) gives the server's limit, or what a
+// sliding log gave back (logBound). Or, where no rate was told, within two
+// seconds (the reading rounded up to its second, and the reset rounded
+// up), to the same readings made to the millisecond by finer resets of
+// the same windows (a 2xx's Retry-After beside a whole-second reset,
+// rate-limiter-flexible's: its 3 s, read as 4 from its first answer, was
+// paced at 7/s through its first window). A log that gave back more than a
+// second sooner than its resets read is no log as read, and a window known
+// otherwise (a turn, a cadence) is not a reading: they stand. A rate told
+// leaves a reading of a second alone, which may be any length under two.
+// (Flask-Limiter's log of 10 per 1 s, told 10/s, read as 2 s: its windows
+// were spent at once every 2 s, 42% used.)
+func (m *model) fitRead() {
+	if m.winRead <= 0 || m.winLen > m.winRead {
+		return
+	}
+	fit := func(w, within float64) {
+		// Shorter by more than a rounding error (see toldAgrees).
+		if w > 0 && w < m.winLen-float64(time.Millisecond) && w >= m.winRead-within {
+			m.winLen = w
+		}
+	}
+	if w := m.toldWindow(); w > 0 && m.winRead > coarseSlack {
+		fit(w, coarseSlack)
+	} else if w == 0 {
+		fit(m.fineRead, 2*coarseSlack)
+	}
+	fit(m.logWin, coarseSlack)
+}
+
+// knownWindow is the window read (winLen) or, where none is yet, the one a
+// rate told gives the limit (toldWindow); 0 where neither is known.
+func (m *model) knownWindow() float64 {
+	if m.winLen > 0 {
+		return m.winLen
+	}
+	return m.toldWindow()
+}
+
+// toldWindow is the window a rate told (Config.Limit) gives the server's
+// limit, in ns; 0 where either is not known.
+func (m *model) toldWindow() float64 {
+	if !m.told() || m.srvLimit <= 0 {
+		return 0
+	}
+	return m.srvLimit / m.ceiling * float64(time.Second)
+}
+
+// windowTold reports whether the window was read from whole-second
+// resets as a second longer than its length, and fitted to the one a rate
+// told gives the server's limit (fitRead), and no probe at its end has
+// shown it short (toldShort): the resets are then a second late (Flask-
+// Limiter's, its newest request's second plus two). A reading as long as
+// the told window is no sign of that (a sliding counter's resets read so):
+// see toldAgrees.
+func (m *model) windowTold() bool {
+	return !m.toldShort && m.winLen > 0 && m.winLen < m.winRead && m.winLen == m.toldWindow()
+}
+
+// toldAgrees reports whether the window read from whole-second resets is
+// the one a rate told gives the server's limit, and no probe at its end
+// has shown it short (toldShort). Whole-second resets leave a second's
+// doubt: rounded up, the window ends before its reset, truncated up to a
+// second after it. The rate told settles it: the window counted the first
+// answer, so it ends within its length of that answer, whatever the
+// rounding.
+func (m *model) toldAgrees() bool {
+	// Within a millisecond: a rate told as 1000/60 gives a window of 60 s
+	// less a few hundredths of a nanosecond.
+	return !m.toldShort && !m.stated && m.winLen > 0 && m.winLen == m.winRead &&
+		math.Abs(m.winLen-m.toldWindow()) < float64(time.Millisecond)
+}
+
+// refusedAtToldEnd notes a refusal of o, a probe at its cap's end (probe)
+// if so, where toldEnd was the end of the window as it stood. Refused at
+// the end of a window that a rate told shortened from its reading, or at
+// or after the end of one it agrees with, the window is longer than told,
+// or the server slides: a fixed window of that length would have turned
+// (toldShort). Not where others share the quota: they may have spent the
+// new window first.
+func (m *model) refusedAtToldEnd(o observation, probe bool, toldEnd instant) {
+	switch {
+	case !probe:
+	case m.windowTold():
+		m.toldShort = true
+	case m.toldAgrees() && o.sent >= toldEnd && m.ownShare() >= 1:
+		m.toldShort = true
+		if m.kind == kindUnknown {
+			m.kind = kindRefill
+		}
+	}
+}
+
+// slack is the uncertainty of an observation's reset.
+func slack(o observation) float64 {
+	s := o.arrived.sub(o.sent) // the delta was measured late by the latency
+	if o.coarse {
+		s += coarseSlack
+	}
+	return s
+}
+
+// pairSlack is slack(o) where o's reset is weighed against another, in
+// whole seconds if coarse: one to the millisecond is no finer than the
+// whole-second one it is compared with. (rate-limiter-flexible's
+// Retry-After on a 2xx is a whole second on a window's first answer and
+// finer on the rest: the 61 ms between them read as a reset that came
+// closer, GCRA's, and a spent window was held for 8 s; 2 ms from the
+// window's first, as a reset that moved on with the clock, a bucket's.)
+func pairSlack(o observation, coarse bool) float64 {
+	s := slack(o)
+	if coarse && o.resetOK && !o.coarse {
+		s += coarseSlack
+	}
+	return s
+}
+
+// learnCadence corrects an inferred window by the jump between the resets
+// of two consecutive windows of a sliding window, whose windows follow one
+// another: the jump is the window's length. The largest reset − arrival
+// seen places the length within a slack of it (a truncated whole-second
+// reset shows a 3 s window as 2 s when its windows end late in a second,
+// and the pace then runs at half as much again as the server refills); a
+// jump within that slack above it is the length, a longer one spans more
+// than one window.
+func (m *model) learnCadence(jump, sl float64) {
+	if m.stated || m.winLen <= 0 {
+		return
+	}
+	tol := float64(10 * time.Millisecond)
+	if jump > m.winLen+tol && jump <= m.winLen+sl+tol && jump < 2*m.winLen-tol {
+		m.winLen = jump
+	}
+}
