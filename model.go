@@ -235,9 +235,11 @@ type model struct {
 	// onTime: a new window answered before the old one's reset, and no
 	// answer since from the old window after it: windows end by their
 	// resets, and a probe may go at the reset rather than at its latest end.
-	onTime   bool
-	winLeast float64 // the least Remaining the current window has reported
-	winFirst float64 // the Remaining of the current window's first answer
+	// late: a window counted or refused a request sent at or after its end:
+	// its delta resets are held to their latest end too (roundedUp).
+	onTime, late bool
+	winLeast     float64 // the least Remaining the current window has reported
+	winFirst     float64 // the Remaining of the current window's first answer
 	// winEnd is the soonest reset, plus its answer's latency, that the
 	// current window's answers stated (never: none). Each answer places
 	// the window's end within a slack of its own reset; the window's end is
@@ -269,10 +271,6 @@ func newModel(maxCooldown float64, pace Pace, ceiling float64) model {
 	}
 	return m
 }
-
-// told reports whether the rate was configured (Config.Limit): a finite
-// ceiling, not learned and not unlimited.
-func (m *model) told() bool { return m.ceiling > 0 && !math.IsInf(m.ceiling, 1) }
 
 // observe folds one answer into the model and returns the plan.
 func (m *model) observe(o observation) plan {
@@ -335,6 +333,7 @@ func (m *model) observe(o observation) plan {
 		}
 	}
 	if limited(o.status, q) {
+		m.late = m.late || probe // the window had not ended at its cap's end (roundedUp)
 		m.holdsToReset = m.holdsToReset || m.bucket && !m.refilled
 		m.refusedAtToldEnd(o, probe, toldEnd)
 		m.cooldown(o)
@@ -521,7 +520,7 @@ func (m *model) remaining(o observation) {
 		// Sent after the window's reset, or probing at its end, and still
 		// counted in it: this server's windows end after their resets (it
 		// truncates them).
-		m.onTime = false
+		m.onTime, m.late = false, true
 	case newer && causal && both && (o.arrived < prev.reset || o.delayed && o.arrived.sub(prev.reset) < 2*o.arrived.sub(o.sent)+float64(10*time.Millisecond) && r+(o.seq-prev.seq) >= m.srvLimit-1):
 		// Answered from a new window before the old one's reset: this
 		// server's windows end by their resets (it rounds them up, or

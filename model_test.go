@@ -295,7 +295,24 @@ func TestModelToldRateSettlesAWholeSecondReset(t *testing.T) {
 	t.Run("not told", func(t *testing.T) {
 		m := testModel()
 		p := window(&m, 0, 0)
+		assert.Equal(t, secs(1.002), p.capEnd, "a delay of a second, rounded up: the first reset")
+	})
+	t.Run("not told, counted in the window at its reset", func(t *testing.T) {
+		// The probe at the reset still counted in the window: this
+		// server truncates, and its resets are held to their latest end.
+		m := testModel()
+		window(&m, 0, 0)
+		p := m.observe(ans(11, 11, 1.002, 1.003, 10, 0, 2.003))
+		assert.True(t, m.late)
 		assert.Equal(t, secs(2.002), p.capEnd, "the first reset's latest end: a second after it")
+	})
+	t.Run("not told, refused at its reset", func(t *testing.T) {
+		m := testModel()
+		window(&m, 0, 0)
+		m.observe(refused(ans(11, 11, 1.002, 1.003, -1, -1, 0), time.Second))
+		assert.True(t, m.late, "the window had not ended")
+		p := window(&m, 11, 2.01)
+		assert.Equal(t, secs(3.912), p.capEnd, "from then on, the last reset: the soonest a truncated window ends")
 	})
 	t.Run("told, refused there", func(t *testing.T) {
 		// A probe at the told end refused: the window is longer than
@@ -1140,7 +1157,7 @@ func TestModelOneSecondWindowShownToEndByItsResets(t *testing.T) {
 		m.observe(ans(6, 6, 2.013, 2.015, 5, 4, 2.015+1)) // a second late: shows nothing
 		require.False(t, m.onTime)
 		p := m.observe(ans(10, 10, 2.646, 2.648, 5, 0, 2.648+1))
-		require.InDelta(t, 3.65*sec, float64(p.capEnd), 2e6, "cap end %v", time.Duration(p.capEnd))
+		require.InDelta(t, 3.017*sec, float64(p.capEnd), 2e6, "rounded up: the soonest reset, cap end %v", time.Duration(p.capEnd))
 		m.observe(ans(11, 11, 3.649, 3.651, 5, r, 3.651+1)) // probed at the last reset
 		return m
 	}
@@ -1264,7 +1281,9 @@ func TestModelWindowRefusalHoldsToTheWindowsEnd(t *testing.T) {
 	require.True(t, p.holdOn)
 	assert.InDelta(t, 1.003*sec, float64(p.hold), 2e6, "hold %v", time.Duration(p.hold))
 
-	// Nothing shows where the window started: the reset's latest end.
+	// Nothing shows where the window started: the reset's latest end (a
+	// delay of a second is not taken as rounded up where others spent
+	// the window: roundedUp).
 	m = testModel()
 	m.observe(ans(1, 1, 0, 0.002, 10, 8, 1.002))
 	p = m.observe(refused(ans(2, 2, 0.32, 0.321, 10, 0, 1.321), time.Second))

@@ -349,6 +349,10 @@ func (m *model) ownShare() float64 {
 	return m.share
 }
 
+// told reports whether the rate was configured (Config.Limit): a finite
+// ceiling, not learned and not unlimited.
+func (m *model) told() bool { return m.ceiling > 0 && !math.IsInf(m.ceiling, 1) }
+
 // steady is the server's limit per second as this client may use it, 0
 // when not known: for a bucket-like server the rate its tokens come back
 // at once measured, else the limit over the window. A window inferred from
@@ -400,11 +404,23 @@ func (m *model) sliding() bool {
 }
 
 // giveBack is the rate, per nanosecond, at which a sliding window gives
-// back its quota during the current window: what the last window counted
-// (the limit less what this window's first answer found left), spread over
-// the window. At most the limit rate.
-func (m *model) giveBack() float64 {
-	return min(m.srvLimit, max(m.srvLimit-m.winFirst, 0)) / m.winLen
+// back its quota at t: what the last window counted (the limit less what
+// this window's first answer found left), spread over the window. Past the
+// first window, a second read from its resets, and before any turn was
+// seen, it is what that window counted (the limit less the least it left):
+// it is the last one, and nothing before it was counted. (NestJS's log of
+// 10 per 1 s, probed at its first reset (roundedUp), had given back its
+// first request: read as a window whose first answer found 9 left, it was
+// taken to give back one a second, 62 of 120 served in 12 s; 109 with
+// this. Not on longer windows, nor after a turn: the kit's sliding counter
+// of 30 per 3 s, whose count weighs the last window's, was then taken to
+// give back more than it did: 51–63% used at two phases, against 98–105%.)
+func (m *model) giveBack(t instant) float64 {
+	left := m.winFirst
+	if m.crossings == 0 && m.winRead > 0 && m.winRead <= coarseSlack && t >= m.winT0.add(m.winLen) {
+		left = m.winLeast
+	}
+	return min(m.srvLimit, max(m.srvLimit-left, 0)) / m.winLen
 }
 
 // A paceFit is the longest window that what a steady pace left has shown
