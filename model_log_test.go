@@ -176,3 +176,26 @@ func TestModelFittedLogWindowIsProbedAtItsLength(t *testing.T) {
 	require.Equal(t, 3*sec, m.winLen, "the told rate's window")
 	assert.InDelta(t, 3.006*sec, float64(p.capEnd), 1e6, "a window after the first answer, and its latency")
 }
+
+// What a sliding log gave back of the other clients' requests is read from
+// what it held: the limit less what was left, less this client's requests
+// still in it. A client alone, whose log held only its own, takes none of
+// the refill for others'. (Taken at their share of the whole rate, a lone
+// client paced under it held its share at 0.8 on Flask-Limiter's log of 10
+// per 1 s: 94 of 120 served in 12 s.)
+func TestModelOthersReturnedFromWhatTheLogHeld(t *testing.T) {
+	m := testModel()
+	m.kind, m.srvLimit, m.winLen, m.stated = kindRefill, 10, sec, true
+	for k := range 8 { // eight of this client's, 0.125 s apart, each answered 2 ms on
+		at := secs(0.125 * float64(k))
+		m.sends.add(at, at.add(2e6))
+	}
+	prev := answer{ok: true, seq: 8, sent: secs(0.875), arrived: secs(0.877), remaining: 2}
+	o := ans(9, 9, 1.0, 1.002, 10, 2, 0)
+	assert.Zero(t, m.othersReturned(prev, o, 1.25), "the log held eight, all this client's")
+	prev.remaining = 0 // it held ten: two others'
+	assert.InDelta(t, 2*0.125/1.002, m.othersReturned(prev, o, 1.25), 1e-3, "two, given back evenly over the window")
+	m.sends = sendLog{n: 2 * sendLogSize} // lost the window's start
+	m.share = 0.5
+	assert.Equal(t, 0.625, m.othersReturned(prev, o, 1.25), "the others' share of the whole refill")
+}

@@ -53,12 +53,12 @@ func (m *model) countShare(o observation, prev answer, r, own float64, sameWin, 
 			if m.mayBeLog() {
 				// A sliding log gives back what it counted a window
 				// before, not at its rate: this client's own
-				// requests, known, and the others' at their share
-				// of the rate. (At the whole rate, a lone client
-				// that had sent less a window before took the
-				// difference for others' spending: share 0.84 on
-				// Flask-Limiter's log, and a 429.)
-				refill = m.logReturns(prev.arrived, o) + (1-m.share)*refill
+				// requests, known, and the others' (othersReturned).
+				// (At the whole rate, a lone client that had sent
+				// less a window before took the difference for
+				// others' spending: share 0.84 on Flask-Limiter's
+				// log, and a 429.)
+				refill = m.logReturns(prev.arrived, o) + m.othersReturned(prev, o, refill)
 			}
 		}
 		spent := max(prev.remaining-r+refill, 0)

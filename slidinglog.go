@@ -153,6 +153,31 @@ func (l *sendLog) returned(hold float64, from, to instant) float64 {
 	return n
 }
 
+// othersReturned estimates how many of the other clients' requests a
+// sliding log gave back between the answers prev and o: of what it held
+// when it answered prev (the limit less what prev was told left), those
+// that were not this client's, given back evenly over the window that
+// holds them. Where the log of sends may have lost some of that window,
+// the others' share of the whole refill (all, at the limit rate, over the
+// time between). Taken at their share of the whole rate instead, a client
+// alone that paced under it read the shortfall as others' spending, which
+// lowered its share and so its pace, and held itself there: 0.8 on
+// Flask-Limiter's log of 10 per 1 s (94 of 120 served in 12 s).
+func (m *model) othersReturned(prev answer, o observation, refill float64) float64 {
+	hold := m.logHold(o)
+	if hold <= 0 || !m.sends.complete(prev.arrived.add(-hold)) {
+		return (1 - m.share) * refill
+	}
+	own := 0.0 // this client's requests the log held at prev: sent by then, not yet given back
+	for i := range min(m.sends.n, sendLogSize) {
+		if at := m.sends.at[i]; at <= prev.sent && at.add(hold) > prev.arrived {
+			own++
+		}
+	}
+	others := max(m.srvLimit-prev.remaining-own, 0)
+	return min(others, others*o.arrived.sub(prev.arrived)/hold)
+}
+
 // weighLog weighs what came back between the causal answers prev and o (o
 // told r left, own sent between) against a sliding log. It reports a log's
 // lump: no more than the log gives back of this client's requests a whole
