@@ -200,5 +200,9 @@ func (m *model) capEnd(o observation, sl float64) instant {
 // three traces each: 112–119 of 120 served and 3–17 429s, against 105–109
 // and 1–4 held to the latest end).
 func (m *model) roundedUp(o observation) bool {
-	return o.delayed && !m.late && m.ownShare() >= 1 && m.winRead > 0 && m.winRead <= coarseSlack
+	return o.delayed && !m.late && m.ownShare() >= 1 && m.readASecond()
 }
+
+// readASecond reports whether the window was read from whole-second resets
+// as a second long or less: as long as a reading's slack.
+func (m *model) readASecond() bool { return m.winRead > 0 && m.winRead <= coarseSlack }

@@ -66,8 +66,8 @@
 //     a spent cap holds to its latest end, and one probe then sizes the next
 //     window. A delay in whole seconds on a window of a second, for a client
 //     alone on it, is taken as rounded up (as express-rate-limit, fastify
-//     and NestJS send it) until a probe at it is refused. A 2xx's
-//     Retry-After to the millisecond within that interval
+//     and NestJS send it) until a probe at it finds the window still
+//     open. A 2xx's Retry-After to the millisecond within that interval
 //     (rate-limiter-flexible's documented headers) places the end. Servers
 //     shown to refill continuously (sliding windows, token buckets, GCRA)
 //     get a cap that grows at 95% of their steady rate instead; a sliding

@@ -417,7 +417,7 @@ func (m *model) sliding() bool {
 // give back more than it did: 51–63% used at two phases, against 98–105%.)
 func (m *model) giveBack(t instant) float64 {
 	left := m.winFirst
-	if m.crossings == 0 && m.winRead > 0 && m.winRead <= coarseSlack && t >= m.winT0.add(m.winLen) {
+	if m.crossings == 0 && m.readASecond() && t >= m.winT0.add(m.winLen) {
 		left = m.winLeast
 	}
 	return min(m.srvLimit, max(m.srvLimit-left, 0)) / m.winLen

@@ -168,14 +168,20 @@ func (m *model) othersReturned(prev answer, o observation, refill float64) float
 	if hold <= 0 || !m.sends.complete(prev.arrived.add(-hold)) {
 		return (1 - m.share) * refill
 	}
-	own := 0.0 // this client's requests the log held at prev: sent by then, not yet given back
-	for i := range min(m.sends.n, sendLogSize) {
-		if at := m.sends.at[i]; at <= prev.sent && at.add(hold) > prev.arrived {
-			own++
+	others := max(m.srvLimit-prev.remaining-m.sends.held(hold, prev.sent, prev.arrived), 0)
+	return min(others, others*o.arrived.sub(prev.arrived)/hold)
+}
+
+// held counts the sends that a log holding each for hold still holds at t,
+// of those that went by sentBy.
+func (l *sendLog) held(hold float64, sentBy, t instant) float64 {
+	n := 0.0
+	for i := range min(l.n, sendLogSize) {
+		if at := l.at[i]; at <= sentBy && at.add(hold) > t {
+			n++
 		}
 	}
-	others := max(m.srvLimit-prev.remaining-own, 0)
-	return min(others, others*o.arrived.sub(prev.arrived)/hold)
+	return n
 }
 
 // weighLog weighs what came back between the causal answers prev and o (o
