@@ -59,28 +59,6 @@ import (
 // until it refuses one, then a 429 cuts the rate multiplicatively and the rate
 // grows back along a cubic curve (TCP CUBIC).
 
-// Tuning of the model, in one place.
-const (
-	// safety is the share of a refilling server's steady rate that the cap
-	// grows by and that the pace never falls below.
-	safety = 0.95
-	// minHorizon is the shortest time what is left in a window is spread
-	// over.
-	minHorizon = float64(50 * time.Millisecond)
-	// coarseSlack is the uncertainty of a whole-second reset: truncated,
-	// rounded or rounded up, and anchored to a Date of one-second resolution.
-	coarseSlack = float64(time.Second)
-	// smallBurst is the burst while pacing at a server's steady rate: the
-	// pace, not the bucket's capacity, is what such a server refills.
-	smallBurst = 2
-	// discoverAnswers is how many answers a server that states nothing
-	// gives, one request at a time, before requests go out together.
-	discoverAnswers = 64
-	// minShare bounds the share estimate from below: however many clients
-	// share a quota, this one keeps a trickle (and so keeps learning).
-	minShare = 1.0 / 32
-)
-
 // An observation is one answer, as the model sees it. Instants are on the
 // bucket's clock.
 type observation struct {
@@ -238,8 +216,12 @@ type model struct {
 	// late: a window counted or refused a request sent at or after its end:
 	// its delta resets are held to their latest end too (roundedUp).
 	onTime, late bool
-	winLeast     float64 // the least Remaining the current window has reported
-	winFirst     float64 // the Remaining of the current window's first answer
+	// truncates: a request sent after an answer that read a delay of 0 s
+	// was counted in its window: this server truncates its delays, and a
+	// window read from them is up to a second short.
+	truncates bool
+	winLeast  float64 // the least Remaining the current window has reported
+	winFirst  float64 // the Remaining of the current window's first answer
 	// winEnd is the soonest reset, plus its answer's latency, that the
 	// current window's answers stated (never: none). Each answer places
 	// the window's end within a slack of its own reset; the window's end is
@@ -260,6 +242,7 @@ type answer struct {
 	reset          instant
 	resetOK        bool    // the answer stated its reset
 	coarse         bool    // in whole seconds
+	zero           bool    // a delay of 0 s
 	admitted       float64 // admissions when it arrived
 }
 
@@ -381,6 +364,16 @@ func (m *model) remaining(o observation) {
 	// Causal: admitted after the reference answer arrived. Sequence numbers
 	// tell it exactly where two readings of a clock may tie.
 	causal := hasRef && o.seq > prev.admitted
+	// A delay of 0 s ends the window within the second if the server
+	// truncates its delays, and has ended it if it rounds them up. A
+	// request sent after that answer and counted in the same window (less
+	// left) shows which: the server truncates, and the window may last up
+	// to a second past each reset. (A window of 2 s with truncated delays,
+	// each answer of its last second read as a new window: 75% used.)
+	zero := eOK && o.delayed && e.sub(o.arrived) < coarseSlack/2
+	if causal && prev.zero && r < prev.remaining {
+		m.truncates, m.late = true, true
+	}
 	tol := max(psl, float64(10*time.Millisecond))
 	both := hasRef && eOK && prev.resetOK
 	// A later reset is a new window when it is far enough from the old one,
@@ -389,6 +382,9 @@ func (m *model) remaining(o observation) {
 	// end by the resets it was read from): windows of a second or two
 	// cannot be told apart by whole-second resets alone.
 	passed := prev.reset
+	if m.truncates && prev.zero {
+		passed = passed.add(coarseSlack)
+	}
 	if (m.stated || m.onTime) && m.winLen > 0 && hasRef {
 		passed = min(passed, m.winT0.add(m.winLen))
 	}
@@ -585,7 +581,7 @@ func (m *model) remaining(o observation) {
 		}
 		*p = plan{rate: p.rate, burst: p.burst, alone: p.alone, capOn: true, capBase: allowed, capAt: growFrom, capGrow: grow, capEnd: end, capRef: seq, capBehind: behind,
 			tickProbe: grow > 0 && end != never}
-		m.ref = answer{ok: true, seq: seq, sent: o.sent, arrived: o.arrived, remaining: r, reset: e, resetOK: eOK, coarse: o.coarse, admitted: o.admitted}
+		m.ref = answer{ok: true, seq: seq, sent: o.sent, arrived: o.arrived, remaining: r, reset: e, resetOK: eOK, coarse: o.coarse, zero: zero, admitted: o.admitted}
 	case older:
 		return // an answer from an older window says nothing of this one
 	default:

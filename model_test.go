@@ -272,6 +272,42 @@ func TestModelToldRateGivesARemainingOnlyWindow(t *testing.T) {
 	})
 }
 
+// truncatedWindow sends limit requests at 10/s into a fixed window of w
+// seconds that opened at t0 with the first of them, each told its delay to
+// the window's end truncated to whole seconds, as the server read it when
+// the request came (a millisecond after it went); it returns the plan
+// after the last.
+func truncatedWindow(m *model, seq0, t0, w, limit float64) plan {
+	var p plan
+	for i := 0.0; i < limit; i++ {
+		sent := t0 + 0.1*i
+		delay := math.Floor(t0 + w - sent)
+		p = m.observe(ans(seq0+i+1, seq0+i+1, sent, sent+0.001, limit, limit-1-i, sent+0.001+delay))
+	}
+	return p
+}
+
+// TestModelTruncatedDelayOfZeroEndsNoWindow: a fixed window of 20 per 2 s
+// whose delays are truncated reads "0" through its last second. Each of
+// those resets had passed when the next request went, and each answer was
+// read as a new window, born short: a sliding window, paced at its steady
+// rate and held a second at each turn (75% used). A request counted in the
+// window after a "0" shows the delays truncated: the window ends up to a
+// second after each reset, and is probed at its latest end.
+func TestModelTruncatedDelayOfZeroEndsNoWindow(t *testing.T) {
+	m := testModel()
+	p := truncatedWindow(&m, 0, 0, 2, 20)
+	assert.True(t, m.late, "counted after a delay of 0: truncated")
+	assert.Zero(t, m.crossings, "one window")
+	assert.NotEqual(t, kindRefill, m.kind)
+	// Its "1"s end it 1–2 s after their answers, from 1.101 on, and its
+	// "2" (the first answer's) 2–3 s after it: between 2.001 and 2.101.
+	assert.Equal(t, secs(2.102), p.capEnd, "the latest end: a second after the soonest reset, and its latency")
+	truncatedWindow(&m, 20, 2.102, 2, 20)
+	assert.Equal(t, 1, m.crossings, "the probe's window")
+	assert.Equal(t, kindFixed, m.kind, "a full refill at the turn")
+}
+
 // TestModelToldRateSettlesAWholeSecondReset: fastify's 10 per 1 s, its
 // reset in whole seconds rounded up ("1" all through a window), paced at a
 // rate told of 10/s. The reset leaves a second's doubt; the told window,

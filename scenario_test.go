@@ -511,10 +511,12 @@ func TestScenarioCoarseClockSlidingWindow(t *testing.T) {
 // a window ends by its reset, and each first window is probed there
 // (roundedUp): before, held to its latest end, a second late, as was the
 // second window, 94.3% used over 30 s (fastify itself: 104 of 120 in
-// 12 s); now 100% and none refused. Truncated, the probe at the first
-// reset is refused, and from then on the resets are held to their latest
-// end: one refusal and 73.3% used, against none and 52.7% (each window
-// held to its latest end, then spread to it).
+// 12 s); now 100% and none refused. Truncated, its delays read "0" but
+// at each window's first answer, and a request counted after a "0" shows
+// them truncated: the resets are held to their latest end from the first
+// window on, none refused and 95.3% used (52.7% while each window was held
+// to its latest end, then spread to it; 73.3% and one refusal while the
+// probe at the first reset was what showed it).
 func TestScenarioOneSecondWindowsOfDelayResets(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -523,7 +525,7 @@ func TestScenarioOneSecondWindowsOfDelayResets(t *testing.T) {
 		used     float64
 	}{
 		{"rounded-up", throttletest.RoundUp, 0, 0.97},
-		{"truncated", throttletest.Truncate, 1, 0.70},
+		{"truncated", throttletest.Truncate, 0, 0.93},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -535,6 +537,43 @@ func TestScenarioOneSecondWindowsOfDelayResets(t *testing.T) {
 				assert.GreaterOrEqual(t, o.used, tc.used, "used")
 			})
 		})
+	}
+}
+
+// TestScenarioDelaysInWholeSeconds: fixed windows of 2 and 5 s, from the
+// first request or at any phase of the server's start, stating their resets
+// as delays in whole seconds, rounded up or truncated, and answers jittered
+// by up to 40 ms, zero config, 12 windows at each of four phases. Truncated
+// delays read "0" through each window's last second, and before that
+// change each of those answers was read as a new window, born short: a
+// sliding window, paced at its steady rate and held at each turn (windows
+// of 2 s from the first request: 75% used). Truncated delays also read a
+// window from its resets a second short: windows at a phase of the
+// server's start were each probed that second early, and refused (1–9 a
+// run). Rounded up, the second window of 2 s, shown fixed, was held to its
+// latest end, half a second late (92.8–95.0% used; see roundedUp). Now none
+// refused, and 96.5–100% used (106% where the first window is cut short by
+// the phase, and counts in full).
+func TestScenarioDelaysInWholeSeconds(t *testing.T) {
+	for _, w := range []time.Duration{2 * time.Second, 5 * time.Second} {
+		for _, rounding := range []throttletest.Rounding{throttletest.RoundUp, throttletest.Truncate} {
+			for _, align := range []throttletest.Alignment{throttletest.AlignFirstRequest, throttletest.AlignStart} {
+				for phase := time.Duration(0); phase < time.Second; phase += 250 * time.Millisecond {
+					name := fmt.Sprintf("%v/%v/%v/phase=%v", w, rounding, align, phase)
+					t.Run(name, func(t *testing.T) {
+						synctest.Test(t, func(t *testing.T) {
+							srv := throttletest.Config{Quota: throttletest.Quota{Limit: 10 * int(w/time.Second), Window: w, Align: align},
+								Dialect: throttletest.IETF, NoPolicy: true, ResetRounding: rounding,
+								Latency: time.Millisecond, Jitter: 40 * time.Millisecond, Phase: phase, Seed: uint64(phase) + 1}
+							o := scenario{server: srv, windows: 12}.run(t)
+							t.Log(o)
+							assert.Zero(t, o.refused, "refused")
+							assert.GreaterOrEqual(t, o.used, 0.95, "used")
+						})
+					})
+				}
+			}
+		}
 	}
 }
 
