@@ -183,29 +183,27 @@ func (m *model) capEnd(o observation, sl float64) instant {
 	return end
 }
 
-// roundedUp reports whether o's whole-second reset is taken as rounded up,
-// its window's end no later than it: a delay (not an instant, an epoch's
-// or a date's second, which truncates the end) on a window of a second or
-// less, or on a server shown to be a fixed window, until a window counted
-// a request sent at its reset (late). Servers that send a delay in whole
-// seconds round it up, lest a client come back early (express-rate-limit,
-// fastify, NestJS, fiber's seconds clock), and on a window of a second
-// the slack is the whole window: fastify's and fiber's 10 per 1 s, each
-// first window held to its latest end, a second late, and the second
-// until a window was shown to end by its reset, served 103–104 of 120 in
-// 12 s; probed at the reset, 120. On a server that truncates, the probe
-// costs one 429. A longer window's first is held to its latest end, where
-// the second is a fraction of it and a probe at the reset of a sliding
-// counter, which gives back from there on, is refused and held a whole
-// window (fiber's sliding window of 30 per 3 s: 96 of 120 served in 12 s,
-// 78 probed at the reset); its second is probed at its reset once a full
-// refill at the first turn showed a fixed window (fastify's 20 per 2 s,
-// its second window held half a second past its end: 108 of 120 in 12 s,
-// 115 probed there). Nor where others share the
-// quota: they probe the same end, and spend the new window on answers
-// that have since been overtaken (four clients on fastify's 10 per 1 s,
-// three traces each: 112–119 of 120 served and 3–17 429s, against 105–109
-// and 1–4 held to the latest end).
+// roundedUp reports whether o's whole-second reset is taken as rounded up, its
+// window's end no later than it: a delay (not an instant, an epoch's or a
+// date's second, which truncates the end) on a window of a second or less, or
+// on a server shown to be a fixed window, until a window counted a request
+// sent at its reset (late). Servers that send a delay in whole seconds round
+// it up, lest a client come back early (express-rate-limit, fastify, NestJS,
+// fiber's seconds clock), and on a window of a second the slack is the whole
+// window: fastify's and fiber's 10 per 1 s, each first window held to its
+// latest end, a second late, and the second until a window was shown to end by
+// its reset, served 103–104 of 120 in 12 s; probed at the reset, 120. On a
+// server that truncates, the probe costs one 429. A longer window's first is
+// held to its latest end, where the second is a fraction of it and a probe at
+// the reset of a sliding counter, which gives back from there on, is refused
+// and held a whole window (fiber's sliding window of 30 per 3 s: 96 of 120
+// served in 12 s, 78 probed at the reset); its second is probed at its reset
+// once a full refill at the first turn showed a fixed window (fastify's 20 per
+// 2 s, its second window held half a second past its end: 108 of 120 in 12 s,
+// 115 probed there). Nor where others share the quota: they probe the same
+// end, and spend the new window on answers that have since been overtaken
+// (four clients on fastify's 10 per 1 s, three traces each: 112–119 of 120
+// served and 3–17 429s, against 105–109 and 1–4 held to the latest end).
 func (m *model) roundedUp(o observation) bool {
 	return o.delayed && !m.late && m.ownShare() >= 1 && (m.readASecond() || m.kind == kindFixed)
 }

@@ -76,10 +76,10 @@
 //     (sliding windows, token buckets, GCRA) get a cap that grows at 95% of
 //     their steady rate instead; a sliding window's at what its last window
 //     counted, from its whole-second clock's next tick where its resets are
-//     whole seconds. A reset that
-//     moves on with the clock may be a sliding log's: until it refills
-//     faster than a log of this client's requests would, it is paced at no
-//     less than its steady rate, its window placed by what it gave back.
+//     whole seconds. A reset that moves on with the clock may be a sliding
+//     log's: until it refills faster than a log of this client's requests
+//     would, it is paced at no less than its steady rate, its window placed
+//     by what it gave back.
 //     When Remaining falls faster than this client spends, other clients
 //     share the quota, and it takes only its share.
 //   - With [Config.Limit] zero the rate is learned: before the first answer
