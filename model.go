@@ -216,10 +216,10 @@ type model struct {
 	// late: a window counted or refused a request sent at or after its end:
 	// its delta resets are held to their latest end too (roundedUp).
 	onTime, late bool
-	// truncates: a request sent after an answer that read a delay of 0 s
-	// was counted in its window: this server truncates its delays, and a
-	// window read from them is up to a second short.
+	// truncates: a request sent after a delay of 0 s was counted in its
+	// window: a window read from the delays is up to a second short.
 	truncates bool
+	delays    int     // whole-second resets read as delays, less those read as instants
 	winLeast  float64 // the least Remaining the current window has reported
 	winFirst  float64 // the Remaining of the current window's first answer
 	// winEnd is the soonest reset, plus its answer's latency, that the
@@ -364,13 +364,18 @@ func (m *model) remaining(o observation) {
 	// Causal: admitted after the reference answer arrived. Sequence numbers
 	// tell it exactly where two readings of a clock may tie.
 	causal := hasRef && o.seq > prev.admitted
-	// A delay of 0 s ends the window within the second if the server
-	// truncates its delays, and has ended it if it rounds them up. A
-	// request sent after that answer and counted in the same window (less
-	// left) shows which: the server truncates, and the window may last up
-	// to a second past each reset. (A window of 2 s with truncated delays,
-	// each answer of its last second read as a new window: 75% used.)
-	zero := eOK && o.delayed && e.sub(o.arrived) < coarseSlack/2
+	// A delay of 0 s: the window ends within the second (truncated), or
+	// has ended (rounded up). A request sent after it and counted in the
+	// same window shows it truncated, and windows may last a second past
+	// their resets (each "0" read as a new window, windows of 2 s: 75%
+	// used). Not an epoch's second read within a millisecond of a whole one.
+	switch {
+	case eOK && o.delayed:
+		m.delays++
+	case eOK && o.coarse:
+		m.delays--
+	}
+	zero := eOK && o.delayed && m.delays > 0 && e.sub(o.arrived) < coarseSlack/2
 	if causal && prev.zero && r < prev.remaining {
 		m.truncates, m.late = true, true
 	}
