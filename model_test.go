@@ -308,6 +308,25 @@ func TestModelTruncatedDelayOfZeroEndsNoWindow(t *testing.T) {
 	assert.Equal(t, kindFixed, m.kind, "a full refill at the turn")
 }
 
+// TestModelEpochSecondReadAtAWholeSecondIsNoDelayOfZero: a server that
+// states its resets as Unix seconds, one of them read just as that second
+// began. It reads as a delay of 0 s (whole seconds from the arrival), and
+// the request after it was counted in the same window; but this server
+// sends instants, which say nothing of how it rounds delays. (Probes sent
+// just after a whole second on httprate's clock-aligned counter.)
+func TestModelEpochSecondReadAtAWholeSecondIsNoDelayOfZero(t *testing.T) {
+	m := testModel()
+	for i := 1.0; i <= 5; i++ {
+		at := 0.1 * i
+		m.observe(ans(i, i, at, at+0.005, 30, 30-i, 3))
+	}
+	o := ans(6, 6, 2.999, 3, 30, 24, 3)
+	require.True(t, o.delayed, "read at the whole second: a delay of 0 by its look")
+	m.observe(o)
+	m.observe(ans(7, 7, 3.101, 3.105, 30, 23, 3))
+	assert.False(t, m.truncates, "an instant's second, not a truncated delay")
+}
+
 // TestModelToldRateSettlesAWholeSecondReset: fastify's 10 per 1 s, its
 // reset in whole seconds rounded up ("1" all through a window), paced at a
 // rate told of 10/s. The reset leaves a second's doubt; the told window,

@@ -552,7 +552,7 @@ func TestScenarioOneSecondWindowsOfDelayResets(t *testing.T) {
 // server's start were each probed that second early, and refused (1–9 a
 // run). Rounded up, the second window of 2 s, shown fixed, was held to its
 // latest end, half a second late (92.8–95.0% used; see roundedUp). Now none
-// refused, and 96.5–100% used (106% where the first window is cut short by
+// refused, and 96.2–100% used (106% where the first window is cut short by
 // the phase, and counts in full).
 func TestScenarioDelaysInWholeSeconds(t *testing.T) {
 	for _, w := range []time.Duration{2 * time.Second, 5 * time.Second} {
