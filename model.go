@@ -59,37 +59,6 @@ import (
 // until it refuses one, then a 429 cuts the rate multiplicatively and the rate
 // grows back along a cubic curve (TCP CUBIC).
 
-// An observation is one answer, as the model sees it. Instants are on the
-// bucket's clock.
-type observation struct {
-	seq      float64 // the request's sequence number (its admission's, counted from 1)
-	admitted float64 // admissions when the answer arrived: the last sequence number given
-	// behind is how many requests admitted before this one were still
-	// unanswered when it was answered, at least: the server may not have
-	// counted them yet (they were overtaken on the way).
-	behind float64
-	// inflight is how many of this client's requests were still unanswered
-	// when it was answered, this one not counted; −1: not known (an answer
-	// observed without its Flight).
-	inflight float64
-	sent     instant // when the request was admitted
-	arrived  instant // when its answer arrived
-	status   int
-	q        Quota
-	reset    instant // q.Reset on the bucket's clock, if resetOK
-	resetOK  bool    // the answer stated a reset
-	coarse   bool    // the reset has whole-second resolution
-	// delayed: the reset was stated as whole seconds from the arrival (a
-	// delta), not as an instant: its jump from another window's reset is
-	// no cadence. Such a reset counts from the request that opened its
-	// window (a fixed window from the first request, a sliding log's
-	// record: nest's), so the jump holds the time between that request
-	// and the old window's end too, and whole seconds of rounding on
-	// either side. (nest's 3 s log read as 3.16 s from its first probe, a
-	// second late, and was paced at 9.0/s.)
-	delayed bool
-}
-
 // Server kinds, as far as the answers have shown.
 const (
 	kindUnknown = iota
@@ -151,7 +120,15 @@ type model struct {
 	winE0, winT0                  instant
 	winE0OK, winE0Coarse, winFine bool
 	crossings                     int // new windows seen by causal answers
-	share                         float64
+	// Turns of a server that states no reset (turned): the last came after
+	// turnSent; turnBound is the least time two turns bounded a window by
+	// (ns, 0: none); winSpan is the longest a window not shown to refill
+	// counted requests for, from its first answer; clockTurns: one lasted
+	// longer than a window that the last turn's answer opened would have.
+	turnSent           instant
+	turnBound, winSpan float64
+	clockTurns         bool
+	share              float64
 	// pooled: the processes on this quota share one bucket through a
 	// Store, which counts what all of them admit. The others' spending
 	// is then no reason for this process to take a share: the store's
@@ -466,7 +443,14 @@ func (m *model) remaining(o observation) {
 			// of a fixed window's quota at once; and two for reordering.
 			others := (1-m.share)*max(2*m.steady()*max(o.arrived.sub(prev.reset), 0)/float64(time.Second), m.srvLimit) + 2
 			short := m.srvLimit - 1 - (r + own)
-			m.crossed(full, m.winLen > 0 && o.sent.sub(prev.reset) < m.winLen/2, short > others)
+			// Early in the new window: soon after the old one's reset,
+			// or, where none is stated, back to full sooner than a
+			// bucket could have refilled.
+			early := m.winLen > 0 && o.sent.sub(prev.reset) < m.winLen/2
+			if noResets {
+				early = m.refilledPast(o, prev, r)
+			}
+			m.crossed(full, early, short > others)
 		}
 		if sameWin && m.kind == kindRefill && !m.bucket && m.weighLog(o, prev, r, own) {
 			// A rise inside a window by a lump that a sliding log gives
@@ -500,6 +484,9 @@ func (m *model) remaining(o observation) {
 		m.pair = pairEnd{}
 	case sameWin:
 		m.winLeast = min(m.winLeast, r)
+		if m.kind != kindRefill {
+			m.winSpan = max(m.winSpan, o.sent.sub(m.winT0))
+		}
 		if !causal {
 			m.countOvertaken(o, r)
 		}

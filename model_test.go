@@ -427,6 +427,41 @@ func TestModelRemainingOnlyWindowTurns(t *testing.T) {
 	assert.Equal(t, secs(6.45), p.capEnd, "a spent window's cap ends a window after its first answer")
 }
 
+// The same dialect on a fixed window of 10 per 1 s that keeps to the
+// server's clock, its turns at 0.25 s past each second. The first turn is
+// seen by a probe a hold put 0.75 s into its window, the next by a paced
+// request 0.3 s after that probe: read from the probe's answer, the window
+// was 0.3 s, and each one after was probed early and refused (6–12% of
+// answers 429s in the kit). The refused probe shows a window that lasts
+// longer than that, and the turns bound it: from the send before one turn
+// to the answer after the next.
+func TestModelRemainingOnlyTurnsKeepToAClock(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.001, -1, 9, 0))
+	m.observe(ans(10, 10, 0.001, 0.004, -1, 0, 0))
+	m.observe(ans(11, 11, 1.004, 1.006, -1, 9, 0)) // the turn at 0.25, a probe late
+	for k := 12.0; k <= 15; k++ {
+		at := 1.006 + 0.05*(k-11)
+		m.observe(ans(k, k, at, at+0.002, -1, 20-k, 0))
+	}
+	m.observe(ans(16, 16, 1.323, 1.325, -1, 9, 0)) // the turn at 1.25
+	require.Less(t, m.winLen, 0.5*sec, "as if the probe had opened its window: a guess")
+	for k := 17.0; k <= 24; k++ {
+		at := 1.325 + 0.03*(k-16)
+		m.observe(ans(k, k, at, at+0.002, -1, 24-k, 0))
+	}
+	m.observe(refused(ans(25, 25, 1.661, 1.663, -1, 0, 0), 0)) // probed at the guessed end
+	m.observe(refused(ans(26, 26, 2.202, 2.204, -1, 0, 0), 0))
+	p := m.observe(ans(27, 27, 3.055, 3.057, -1, 9, 0)) // the turn at 3.25
+	assert.True(t, m.clockTurns, "a window lasted longer than the guess")
+	assert.InDelta(t, 1.324*sec, m.winLen, 1e6, "from the send before the first turn to the answer after the next")
+	for k := 28.0; k <= 36; k++ {
+		at := 3.057 + 0.02*(k-27)
+		p = m.observe(ans(k, k, at, at+0.002, -1, 36-k, 0))
+	}
+	assert.GreaterOrEqual(t, p.capEnd, secs(3.25+1), "a spent window's cap ends no sooner than the window")
+}
+
 func TestModelMovingResetWithoutRefillIsACapToIt(t *testing.T) {
 	m := testModel()
 	// gin-rate-limit: 30 tokens that come back whole only once 3 s (in

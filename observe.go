@@ -360,3 +360,34 @@ func (b *Bucket) holdUntilLocked(now, t instant) {
 		b.corr.Hold, b.corrReady = max(b.corr.Hold, time.Duration(t-now)), true
 	}
 }
+
+// An observation is one answer, as the model sees it. Instants are on the
+// bucket's clock.
+type observation struct {
+	seq      float64 // the request's sequence number (its admission's, counted from 1)
+	admitted float64 // admissions when the answer arrived: the last sequence number given
+	// behind is how many requests admitted before this one were still
+	// unanswered when it was answered, at least: the server may not have
+	// counted them yet (they were overtaken on the way).
+	behind float64
+	// inflight is how many of this client's requests were still unanswered
+	// when it was answered, this one not counted; −1: not known (an answer
+	// observed without its Flight).
+	inflight float64
+	sent     instant // when the request was admitted
+	arrived  instant // when its answer arrived
+	status   int
+	q        Quota
+	reset    instant // q.Reset on the bucket's clock, if resetOK
+	resetOK  bool    // the answer stated a reset
+	coarse   bool    // the reset has whole-second resolution
+	// delayed: the reset was stated as whole seconds from the arrival (a
+	// delta), not as an instant: its jump from another window's reset is
+	// no cadence. Such a reset counts from the request that opened its
+	// window (a fixed window from the first request, a sliding log's
+	// record: nest's), so the jump holds the time between that request
+	// and the old window's end too, and whole seconds of rounding on
+	// either side. (nest's 3 s log read as 3.16 s from its first probe, a
+	// second late, and was paced at 9.0/s.)
+	delayed bool
+}
