@@ -106,8 +106,10 @@ type model struct {
 	// requests (logBound; ns, 0: none).
 	logWin float64
 	// winRead, fineRead: the longest window read from whole-second resets,
-	// rounded up (learnWindow), and from finer ones: see fitRead.
-	winRead, fineRead float64
+	// rounded up (learnWindow), and from finer ones; jump: the least jump
+	// between two windows' whole-second resets that are instants: see
+	// fitRead.
+	winRead, fineRead, jump float64
 	// avail is the rate a bucket-like server's tokens come back at for this
 	// client: its refill less what other clients take, measured from
 	// answers a second or more apart (tokens/s; 0: not measured yet).
@@ -471,6 +473,8 @@ func (m *model) remaining(o observation) {
 		m.measureAvail(o, r)
 	} else if newer && causal && m.kind == kindRefill && !o.delayed {
 		m.learnCadence(e.sub(prev.reset), psl)
+	} else if newer && causal && both && o.coarse && prev.coarse && !o.delayed && !m.bucket {
+		m.noteJump(e.sub(prev.reset))
 	}
 	if m.mayBeLog() && !m.stated && o.status < 400 {
 		m.logBound(o, r)

@@ -1193,6 +1193,22 @@ func TestModelStatedWindowEndsByItsLength(t *testing.T) {
 	assert.Equal(t, 1, m.crossings)
 }
 
+// A fixed window of 10 per 1 s opened by the first request after the last
+// one ended, its resets Unix seconds rounded up: a window opened at 2.001 s
+// ends at 3.001, and its reset reads 4, two seconds from its first answer.
+// The next window, opened at 3.051 s, resets at 5: a jump of a second, no
+// shorter than a window of whole seconds. Read as 2 s, each window was paced
+// at half its rate and left 2 of 10 unspent at its turn: 77% used in the kit.
+func TestModelResetJumpShortensAWindowRead(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 2.001, 2.004, 10, 9, 4))
+	m.observe(ans(10, 10, 2.9, 2.903, 10, 0, 4))
+	assert.Equal(t, 2*sec, m.winLen, "read from the first answer: up to a second long")
+	m.observe(ans(11, 11, 3.051, 3.055, 10, 9, 5))
+	assert.Equal(t, 2*sec, m.winRead)
+	assert.Equal(t, 1*sec, m.winLen, "the jump between the two windows' resets")
+}
+
 // A fixed window whose resets are truncated (sethvargo/go-limiter: the
 // window ends within the second after its stated reset) is probed at the
 // reset's latest end, and one that is shown to round them up at the reset.
@@ -1223,13 +1239,17 @@ func TestModelFixedWindowProbedAtItsLatestEnd(t *testing.T) {
 	assert.InDelta(t, 11.01*sec, float64(p.capEnd), 1e6, "cap end %v", time.Duration(p.capEnd))
 
 	// Answered from a new window at 6.9 s, before the old one's reset at
-	// 7 s: this server rounds its resets up, and a probe may go at them.
+	// 7 s: this server rounds its resets up, and a probe may go at them, or
+	// at a window's length after the window's first answer if sooner: the
+	// reading of 3.14 s, rounded up to 4, is a second long by the jump of
+	// 3 s from the last window's reset.
 	m = fixed()
 	m.observe(ans(59, 59, 6.5, 6.51, 30, 0, 7))
 	m.observe(ans(60, 60, 6.85, 6.86, 30, 29, 10))
 	assert.True(t, m.onTime)
+	assert.Equal(t, 3*sec, m.winLen)
 	p = m.observe(ans(89, 89, 9.0, 9.01, 30, 0, 10))
-	assert.InDelta(t, 10.01*sec, float64(p.capEnd), 1e6, "cap end %v", time.Duration(p.capEnd))
+	assert.InDelta(t, 9.87*sec, float64(p.capEnd), 1e6, "cap end %v", time.Duration(p.capEnd))
 }
 
 // fastify's fixed window of 5 per 1 s, its resets whole seconds from each
