@@ -490,6 +490,9 @@ func (m *model) remaining(o observation) {
 		m.winLeast = min(m.winLeast, r)
 		if m.kind != kindRefill {
 			m.winSpan = max(m.winSpan, o.sent.sub(m.winT0))
+			if eOK && o.coarse && !o.delayed {
+				m.spanned()
+			}
 		}
 		if !causal {
 			m.countOvertaken(o, r)

@@ -1209,6 +1209,24 @@ func TestModelResetJumpShortensAWindowRead(t *testing.T) {
 	assert.Equal(t, 1*sec, m.winLen, "the jump between the two windows' resets")
 }
 
+// A fixed window of 30 per 3 s that keeps to the server's clock, 300 ms
+// past its second, its resets Unix seconds truncated: windows end at 3.3,
+// 6.3, 9.3 s and state 3, 6, 9. Its first answer came from a probe 0.7 s
+// into a window: read as 2 s. The probe at its reset was refused, so the
+// window lasted longer than that; read so, each window was probed at its
+// reset and refused (2.7% of answers in the kit).
+func TestModelWindowOutlastingItsReadingIsLonger(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 1.0, 1.002, 30, 29, 3))
+	require.Equal(t, 2*sec, m.winLen, "read 0.7 s into the window")
+	m.observe(ans(30, 30, 2.9, 2.903, 30, 0, 3))
+	m.observe(refused(ans(31, 31, 3.008, 3.01, 30, 0, 3), 0))
+	assert.Greater(t, m.winLen, 2*sec, "a request sent 2.006 s after its first answer was counted in it")
+	m.observe(ans(32, 32, 4.002, 4.004, 30, 29, 6))
+	p := m.observe(ans(61, 61, 5.9, 5.903, 30, 0, 6))
+	assert.GreaterOrEqual(t, p.capEnd, secs(6.3), "the next window is not probed before its end: cap end %v", time.Duration(p.capEnd))
+}
+
 // A fixed window whose resets are truncated (sethvargo/go-limiter: the
 // window ends within the second after its stated reset) is probed at the
 // reset's latest end, and one that is shown to round them up at the reset.
