@@ -473,8 +473,9 @@ func (m *model) remaining(o observation) {
 		m.measureAvail(o, r)
 	} else if newer && causal && m.kind == kindRefill && !o.delayed {
 		m.learnCadence(e.sub(prev.reset), psl)
-	} else if newer && causal && both && o.coarse && prev.coarse && !o.delayed && !m.bucket {
-		m.noteJump(e.sub(prev.reset))
+	}
+	if newer && causal && both && o.coarse && prev.coarse && !o.delayed && !m.bucket {
+		m.noteJump(e.sub(prev.reset), e <= o.arrived)
 	}
 	if m.mayBeLog() && !m.stated && o.status < 400 {
 		m.logBound(o, r)

@@ -1227,6 +1227,23 @@ func TestModelWindowOutlastingItsReadingIsLonger(t *testing.T) {
 	assert.GreaterOrEqual(t, p.capEnd, secs(6.3), "the next window is not probed before its end: cap end %v", time.Duration(p.capEnd))
 }
 
+// A sliding counter of 10 per 1 s on the server's clock, its windows
+// ending 700 ms past each second, its Unix resets truncated: every reset
+// has passed when its answer comes (1 at 1.004 s, 2 at 2.003 s), so none
+// reads a window. Never paced, each window was spent at its probe: 54%
+// used in the kit. Two windows' resets jump by their length: 88%.
+func TestModelResetsPassedOnArrivalJumpByTheWindow(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.002, 10, 9, 0))
+	m.observe(ans(10, 10, 0.002, 0.008, 10, 0, 0))
+	m.observe(ans(11, 11, 1.001, 1.004, 10, 2, 1))
+	require.Zero(t, m.winLen, "no reset read a window")
+	m.observe(ans(12, 12, 1.004, 1.007, 10, 1, 1))
+	p := m.observe(ans(14, 14, 2.002, 2.003, 10, 6, 2))
+	assert.Equal(t, 1*sec, m.winLen, "the jump between the two windows' resets")
+	assert.InDelta(t, 9.5, p.rate, 0.01, "paced at the steady rate")
+}
+
 // A fixed window whose resets are truncated (sethvargo/go-limiter: the
 // window ends within the second after its stated reset) is probed at the
 // reset's latest end, and one that is shown to round them up at the reset.
