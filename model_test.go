@@ -1244,6 +1244,24 @@ func TestModelResetsPassedOnArrivalJumpByTheWindow(t *testing.T) {
 	assert.InDelta(t, 9.5, p.rate, 0.01, "paced at the steady rate")
 }
 
+// Resets stated as deltas to the millisecond (OpenAI's) are read at each
+// answer's arrival: a delta read 6 ms late puts its reset 6 ms late. A new
+// window's first answer, 1 ms late, came 4.5 ms before that reset: read as
+// a reset that came before the old one could have passed, GCRA's, the
+// sliding counter behind it was paced at 1/s (61% used in the kit).
+func TestModelResetReadLateIsNoGCRA(t *testing.T) {
+	fine := func(o observation) observation {
+		o.coarse, o.delayed = false, false
+		return o
+	}
+	m := testModel()
+	m.observe(fine(ans(1, 1, 0, 0.003, 30, 29, 3.003)))
+	m.observe(fine(ans(30, 30, 2.9, 2.906, 30, 0, 3.006)))
+	m.observe(fine(ans(31, 31, 3.0005, 3.0015, 30, 29, 6.0015)))
+	assert.False(t, m.fullAt, "no reset that says when a bucket is full")
+	assert.False(t, m.bucket)
+}
+
 // A fixed window whose resets are truncated (sethvargo/go-limiter: the
 // window ends within the second after its stated reset) is probed at the
 // reset's latest end, and one that is shown to round them up at the reset.
