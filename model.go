@@ -340,11 +340,7 @@ func (m *model) remaining(o observation) {
 	prev := m.ref
 	sl, psl := slack(o), pairSlack(o, prev.resetOK && prev.coarse) // o's reset's, and against prev's
 	if prev.ok {
-		// A delta read late by prev's latency puts prev's reset as late:
-		// a reset stated to the millisecond came 5 ms "closer" between
-		// answers 6 and 1 ms late, read as GCRA's (the kit's sliding
-		// counter in OpenAI's dialect, paced at 1/s after: 61% used).
-		psl += max(prev.arrived.sub(prev.sent), 0)
+		psl += max(prev.arrived.sub(prev.sent), 0) // prev's reset is as late as its latency (pairSlack)
 	}
 	hasRef := prev.ok
 	// Causal: admitted after the reference answer arrived. Sequence numbers
