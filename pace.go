@@ -108,26 +108,26 @@ func (m *model) crossed(full, early, short bool) {
 	}
 }
 
-// turned reports whether the causal answer o, told r left after the
-// answer prev, shows a window's turn on a server that states no reset
-// (Bucket4j states what is left, nothing else): a rise back to the limit
-// from a window that had been half spent or more, or sooner than a bucket
+// turned reports whether the causal answer o, told r left after the answer
+// prev, shows a window's turn on a server that states no reset (Bucket4j
+// states what is left, nothing else): a rise back to the limit from a
+// window that had been half spent or more, or sooner than a bucket
 // refilling at the limit rate could have given it back; not a bucket's
 // refill. (A rise from 7 of 10 left, paced, was read as a refill, and each
-// window then held to a refill of one a second: 67% used in 6 of 20 runs
-// of the kit's fixed window at a phase.) The turn came after prev went out and before o's answer arrived. Where
-// the answer that showed the last turn was to a request that opened its
-// window (a window from the first request after the last one ended), the
-// window is as long as from that answer to o's, at most: the guess, kept
-// while no window is seen to last longer (winSpan). Where one does (a
-// probe at the guessed end still counted in the old window), the windows
-// keep to a clock the probes do not set, and a window is at most as long
-// as from the send before a turn to the answer after the next one (or
-// shorter, a window passed unseen between): the bound. (The guess alone,
-// measured from a probe a hold put well into its window, read Bucket4j's
-// headers on a fixed window of 10 per 1 s at a phase of the server's
-// start as 0.2 s windows, each probed early and refused: 6–12% of answers
-// 429s in the kit.)
+// window then held to a refill of one a second: 67% used in 6 of 20 runs of
+// the kit's fixed window at a phase.) The turn came after prev went out and
+// before o's answer arrived. Where the answer that showed the last turn was
+// to a request that opened its window (a window from the first request
+// after the last one ended), the window is as long as from that answer to
+// o's, at most: the guess, kept while no window is seen to last longer
+// (winSpan). Where one does (a probe at the guessed end still counted in
+// the old window), the windows keep to a clock the probes do not set, and a
+// window is at most as long as from the send before a turn to the answer
+// after the next one (or shorter, a window passed unseen between): the
+// bound. (The guess alone, measured from a probe a hold put well into its
+// window, read Bucket4j's headers on a fixed window of 10 per 1 s at a
+// phase of the server's start as 0.2 s windows, each probed early and
+// refused: 6–12% of answers 429s in the kit.)
 func (m *model) turned(o observation, prev answer, r float64) bool {
 	if m.srvLimit <= 0 || r+(o.seq-prev.seq) < m.srvLimit-1 || r <= prev.remaining+0.5 || m.winLeast > m.srvLimit/2 && !m.refilledPast(o, prev, r) {
 		return false

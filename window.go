@@ -201,14 +201,15 @@ func slack(o observation) float64 {
 
 // pairSlack is slack(o) where o's reset is weighed against another, in
 // whole seconds if coarse: one to the millisecond is no finer than the
-// whole-second one it is compared with. The other's reset is as late as
-// its own latency, which the caller adds: a reset to the millisecond came
-// 5 ms "closer" between answers 6 and 1 ms late, read as GCRA's (the kit's
-// sliding counter in OpenAI's dialect, paced at 1/s after: 61% used). (rate-limiter-flexible's
-// Retry-After on a 2xx is a whole second on a window's first answer and
-// finer on the rest: the 61 ms between them read as a reset that came
-// closer, GCRA's, and a spent window was held for 8 s; 2 ms from the
-// window's first, as a reset that moved on with the clock, a bucket's.)
+// whole-second one it is compared with. The other's reset is as late as its
+// own latency, which the caller adds: a reset to the millisecond came 5 ms
+// "closer" between answers 6 and 1 ms late, read as GCRA's (the kit's
+// sliding counter in OpenAI's dialect, paced at 1/s after: 61% used).
+// (rate-limiter-flexible's Retry-After on a 2xx is a whole second on a
+// window's first answer and finer on the rest: the 61 ms between them read
+// as a reset that came closer, GCRA's, and a spent window was held for 8 s;
+// 2 ms from the window's first, as a reset that moved on with the clock, a
+// bucket's.)
 func pairSlack(o observation, coarse bool) float64 {
 	s := slack(o)
 	if coarse && o.resetOK && !o.coarse {
