@@ -436,20 +436,33 @@ func TestModelRemainingOnlyWindowTurns(t *testing.T) {
 // longer than that, and the turns bound it: from the send before one turn
 // to the answer after the next.
 func TestModelRemainingOnlyTurnsKeepToAClock(t *testing.T) {
-	m := testModel()
-	m.observe(ans(1, 1, 0, 0.001, -1, 9, 0))
-	m.observe(ans(10, 10, 0.001, 0.004, -1, 0, 0))
-	m.observe(ans(11, 11, 1.004, 1.006, -1, 9, 0)) // the turn at 0.25, a probe late
-	for k := 12.0; k <= 15; k++ {
-		at := 1.006 + 0.05*(k-11)
-		m.observe(ans(k, k, at, at+0.002, -1, 20-k, 0))
+	spent := func() model {
+		m := testModel()
+		m.observe(ans(1, 1, 0, 0.001, -1, 9, 0))
+		m.observe(ans(10, 10, 0.001, 0.004, -1, 0, 0))
+		m.observe(ans(11, 11, 1.004, 1.006, -1, 9, 0)) // the turn at 0.25, a probe late
+		for k := 12.0; k <= 15; k++ {
+			at := 1.006 + 0.05*(k-11)
+			m.observe(ans(k, k, at, at+0.002, -1, 20-k, 0))
+		}
+		m.observe(ans(16, 16, 1.323, 1.325, -1, 9, 0)) // the turn at 1.25
+		require.Less(t, m.winLen, 0.5*sec, "as if the probe had opened its window: a guess")
+		for k := 17.0; k <= 24; k++ {
+			at := 1.325 + 0.03*(k-16)
+			m.observe(ans(k, k, at, at+0.002, -1, 24-k, 0))
+		}
+		return m
 	}
-	m.observe(ans(16, 16, 1.323, 1.325, -1, 9, 0)) // the turn at 1.25
-	require.Less(t, m.winLen, 0.5*sec, "as if the probe had opened its window: a guess")
-	for k := 17.0; k <= 24; k++ {
-		at := 1.325 + 0.03*(k-16)
-		m.observe(ans(k, k, at, at+0.002, -1, 24-k, 0))
-	}
+
+	// Probed at the guessed end to the nanosecond, as the gate sends it, and
+	// refused: that too is a window that lasted longer than the guess.
+	m := spent()
+	end := m.plan.capEnd
+	m.observe(refused(observation{seq: 25, admitted: 25, sent: end, arrived: end.add(2e6), status: http.StatusOK, q: Quota{Limit: -1, Remaining: 0}}, 0))
+	m.observe(ans(26, 26, 2.26, 2.262, -1, 9, 0)) // the turn at 2.25
+	assert.True(t, m.clockTurns, "refused at the guessed end")
+
+	m = spent()
 	m.observe(refused(ans(25, 25, 1.661, 1.663, -1, 0, 0), 0)) // probed at the guessed end
 	m.observe(refused(ans(26, 26, 2.202, 2.204, -1, 0, 0), 0))
 	p := m.observe(ans(27, 27, 3.055, 3.057, -1, 9, 0)) // the turn at 3.25

@@ -140,7 +140,7 @@ func (m *model) turned(o observation, prev answer, r float64) bool {
 	if !m.stated && (m.winLen == 0 || gap < m.winLen) && !m.clockTurns {
 		m.winLen = gap
 	}
-	if !m.stated && m.kind != kindRefill && m.turnBound > 0 && (m.clockTurns || m.winLen < m.winSpan) {
+	if !m.stated && m.kind != kindRefill && m.turnBound > 0 && (m.clockTurns || m.winSpan >= m.winLen) {
 		m.clockTurns, m.winLen = true, max(m.turnBound, m.winSpan)
 	}
 	// A probe at the told window's end goes a little after it.
