@@ -66,19 +66,19 @@
 //     a spent cap holds to its latest end, and one probe then sizes the next
 //     window. A delay in whole seconds on a window of a second, or on one
 //     shown to be a fixed window, for a client alone on it, is taken as
-//     rounded up (as express-rate-limit, fastify and NestJS send it) until
-//     a probe at it finds the window still open. A delay of 0 s from a
-//     server that sends delays, followed by a request counted in the same
-//     window, shows the delays truncated: each window may end up to a
-//     second after its resets, and a window read from them up to a second
-//     short. Two windows' whole-second resets that are instants jump by no
-//     less than a window of whole seconds: a window read a second longer is
-//     that jump, one that a window outlasted is at least it, and where every
-//     reset had passed on arrival it is the window. A 2xx's Retry-After to the
+//     rounded up (as express-rate-limit, fastify and NestJS send it) until a
+//     probe at it finds the window still open. A delay of 0 s from a server
+//     that sends delays, followed by a request counted in the same window,
+//     shows the delays truncated: each window may end up to a second after
+//     its resets, and a window read from them up to a second short. Two
+//     windows' whole-second resets that are instants jump by no less than a
+//     window of whole seconds: a window read a second longer is that jump,
+//     one that a window outlasted is at least it, and where every reset had
+//     passed on arrival it is the window. A 2xx's Retry-After to the
 //     millisecond within that interval (rate-limiter-flexible's documented
-//     headers) places the end. Servers shown to refill continuously
-//     (sliding windows, token buckets, GCRA) get a cap that grows at 95% of
-//     their steady rate instead; a sliding window's at what its last window
+//     headers) places the end. Servers shown to refill continuously (sliding
+//     windows, token buckets, GCRA) get a cap that grows at 95% of their
+//     steady rate instead; a sliding window's at what its last window
 //     counted, from its whole-second clock's next tick where its resets are
 //     whole seconds. A reset that moves on with the clock may be a sliding
 //     log's: until it refills faster than a log of this client's requests
