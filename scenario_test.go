@@ -188,8 +188,8 @@ func TestScenarioRemainingOnly(t *testing.T) {
 //     to the server's clock, 250 ms past each second: each window read from
 //     the answer that showed the last turn, a probe a hold put well into its
 //     window, was read as 0.2–0.3 s and probed early: 12.7% of answers
-//     refused (38 of 300). Turns that bound the window: 0.7%, 91% used.
-//     90% here.
+//     refused (38 of 300). Turns that bound the window: 0.7%, 90.3–91.7%
+//     used in 32 schedules. 88% here: a schedule may leave a few points.
 func TestScenarioRemainingOnlyZeroConfig(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -205,7 +205,7 @@ func TestScenarioRemainingOnlyZeroConfig(t *testing.T) {
 		{"bucket4j-fixed-window-at-a-phase", throttletest.Config{
 			Quota:   throttletest.Quota{Limit: 10, Window: time.Second},
 			Dialect: throttletest.Bucket4j, ResetRounding: throttletest.Truncate, Latency: time.Millisecond, Jitter: 2 * time.Millisecond,
-			Phase: 250 * time.Millisecond}, 0.90},
+			Phase: 250 * time.Millisecond}, 0.88},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
