@@ -877,6 +877,49 @@ func TestModelSlidingWindowShownWithOthers(t *testing.T) {
 	assert.Equal(t, kindRefill, m.kind)
 }
 
+func TestModelSlidingWindowOfFiveShownAtItsCrossing(t *testing.T) {
+	// A lone client on a sliding-window counter of 5 per 1 s, resets
+	// truncated (the kit's, 1–6 ms answers), paced at its steady rate
+	// after a first window spent at once. Each probe after a reset finds
+	// the old window's count still there: a fixed window would have been
+	// born full. With a limit of five, the counts never reached eight to
+	// tell a share by, and the crossing was then not read: each window
+	// held to its latest end, 3 of 5 spent a second (50–62% used).
+	for _, tc := range []struct {
+		name    string
+		answers []observation
+	}{{
+		name: "born empty, the server's second at 0",
+		answers: []observation{
+			ans(1, 1, 0.000, 0.002, 5, 4, 1), ans(2, 2, 0.002, 0.006, 5, 3, 1), ans(3, 3, 0.213, 0.215, 5, 2, 1),
+			ans(4, 4, 0.423, 0.426, 5, 1, 1), ans(5, 5, 0.634, 0.637, 5, 0, 1),
+			ans(6, 6, 2.002, 2.003, 5, 4, 3), ans(7, 7, 2.003, 2.008, 5, 3, 3), ans(8, 8, 2.213, 2.216, 5, 2, 3),
+			ans(9, 9, 2.423, 2.428, 5, 1, 3), ans(10, 10, 2.634, 2.639, 5, 0, 3),
+			ans(11, 11, 3.009, 3.012, 5, 0, 4), // counted with the last window's 5, weighed
+		},
+	}, {
+		// One short of what a fixed window's probe would find: once two
+		// were allowed for answers counted out of order, though nothing
+		// else was in flight to overtake it.
+		name: "born with one left, the server's second at 300 ms",
+		answers: []observation{
+			ans(1, 1, 0.002, 0.002, 5, 4, 0), ans(2, 5, 0.002, 0.005, 5, 2, 0), ans(4, 5, 0.002, 0.005, 5, 0, 0),
+			ans(3, 5, 0.002, 0.005, 5, 1, 0), ans(5, 5, 0.002, 0.006, 5, 3, 0),
+			ans(6, 6, 1.002, 1.003, 5, 2, 1), ans(7, 7, 1.003, 1.008, 5, 1, 1), ans(8, 8, 1.214, 1.217, 5, 1, 1),
+			ans(9, 9, 1.425, 1.429, 5, 1, 2), ans(10, 10, 1.635, 1.641, 5, 1, 2), ans(11, 11, 1.846, 1.848, 5, 0, 2),
+			ans(12, 12, 2.432, 2.434, 5, 1, 3),
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := testModel()
+			for _, o := range tc.answers {
+				m.observe(o)
+			}
+			assert.Equal(t, kindRefill, m.kind)
+		})
+	}
+}
+
 func TestModelRefillCountsAsSpentInTheShare(t *testing.T) {
 	// Four clients on a sliding window of 100 per 10 s whose last window
 	// counted 98 (its first answer: 2 left), so 9.8/s comes back. Each

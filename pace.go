@@ -96,14 +96,16 @@ func (m *model) measureFrom(a answer) {
 // it), and full only after an idle window or long after its turn. A window
 // born short of its limit, by more than the other clients could have spent
 // at their share of the steady rate since the turn (short), is a sliding
-// window's once this client knows its share, unless the server was shown
-// to be a fixed window.
+// window's once this client knows its share (shareSeen: for a limit of
+// five, three counted, where eight never were and a sliding counter of 5
+// per 1 s was held to each window's end, half of it used in the kit),
+// unless the server was shown to be a fixed window.
 func (m *model) crossed(full, early, short bool) {
 	used := m.srvLimit - m.winLeast
 	switch {
 	case full && early && used >= max(2, m.srvLimit/4):
 		m.kind, m.fullAt = kindFixed, false
-	case !full && short && m.kind != kindFixed && m.spentAcc >= 8:
+	case !full && short && m.kind != kindFixed && m.shareSeen:
 		m.kind = kindRefill
 	}
 }
