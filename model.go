@@ -83,7 +83,8 @@ type model struct {
 	winLen   float64 // the server's window in ns; 0: not known
 	stated   bool    // winLen was stated (IETF w, a policy), not inferred
 	kind     int
-	fullAt   bool // resets say when the server's bucket is full again
+	fullAt   bool     // resets say when the server's bucket is full again
+	gcra     fullRead // the first reset read so, or a log shown (emptiesAsALog)
 	// bucket: Remaining is a token count that refills continuously (GCRA,
 	// token buckets): resets that say when it is full, or a reset that
 	// moves on with the clock instead of marking a window's end.
@@ -423,15 +424,14 @@ func (m *model) remaining(o observation) {
 			m.crossed(true, true, false)
 		case older && prev.reset.sub(o.sent) > psl:
 			m.kind = kindRefill // the reset came closer before the old one passed
-		case newer && prev.reset.sub(o.arrived) > psl && !m.mayBeLog():
+		case newer && prev.reset.sub(o.arrived) > psl && !m.mayBeLog() && !m.gcra.log:
 			// A new reset before the old one could have passed: the reset
 			// is when the server's bucket is full again (GCRA). Not so
-			// where the reset moves on with the clock and the server
-			// gives back as a sliding log does: each request moves its
-			// reset on, whose whole second may read a second late
-			// (Flask-Limiter's, its second plus one, after a pause: read
-			// as GCRA in half the runs told its rate, each of which drew
-			// a 429 and a whole window's Retry-After, 90 of 120 served).
+			// where the server gives back as a sliding log does, or was
+			// shown to be one: each request moves its reset on, whose
+			// whole second may read a second late (Flask-Limiter's, its
+			// second plus one, after a pause: read as GCRA in half the
+			// runs told its rate, each a 429 and a whole window's wait).
 			m.kind, m.fullAt, m.bucket = kindRefill, true, true
 		case newer && m.srvLimit > 0:
 			full := r+own >= m.srvLimit-1

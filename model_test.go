@@ -920,6 +920,31 @@ func TestModelSlidingWindowOfFiveShownAtItsCrossing(t *testing.T) {
 	}
 }
 
+func TestModelLogResetWhenEmptyIsNoGCRA(t *testing.T) {
+	// A lone client on a sliding log of 60 per 10 s whose reset is when
+	// the log will be empty, a window after its newest request, rounded up
+	// (the kit's, Flask-Limiter's). Its first window spent, a probe after
+	// the first request left the log is told one left, with a reset a
+	// window on: before the last answer's, so read as GCRA, whose reset is
+	// when its bucket is full again.
+	m := testModel()
+	for i := 1.0; i <= 60; i++ {
+		sent := 0.08 * (i - 1)
+		m.observe(ans(i, i, sent, sent+0.003, 60, 60-i, math.Ceil(sent+10.002)))
+	}
+	m.observe(ans(61, 61, 10.008, 10.010, 60, 1, 21))
+	m.observe(ans(62, 62, 10.010, 10.016, 60, 0, 21))
+	require.True(t, m.fullAt)
+	// The log gives back the first window's requests, 15 left, and its
+	// reset is still a window on. GCRA's would be 2.7 s sooner with a
+	// quarter of its limit more left: read so, the window was 14 s, and
+	// the cap grew at a bucket's rate where the log gave nothing back (a
+	// 429 in each of the first windows of Flask-Limiter's 60 per 10 s).
+	m.observe(ans(63, 63, 11.840, 11.845, 60, 15, 22))
+	assert.False(t, m.fullAt, "a log's reset, not GCRA's")
+	assert.InDelta(t, 10*sec, m.winLen, 1*sec, "the log's window")
+}
+
 func TestModelRefillCountsAsSpentInTheShare(t *testing.T) {
 	// Four clients on a sliding window of 100 per 10 s whose last window
 	// counted 98 (its first answer: 2 left), so 9.8/s comes back. Each

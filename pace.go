@@ -48,9 +48,12 @@ func (m *model) measureAvail(o observation, r float64) {
 		// an answer overtaken on the way: the bucket refills.
 		m.refilled = true
 	}
-	if back >= 2+m.logReturns(ref.arrived, o) {
+	if back >= 2+m.logReturns(ref.arrived, o) && !m.gcra.log {
 		// More than a sliding log would have given back of this
-		// client's requests meanwhile: tokens come back at a rate.
+		// client's requests meanwhile: tokens come back at a rate. Not
+		// where its resets showed a log (emptiesAsALog): its window,
+		// bounded from above by what it gave back (logBound), reads a
+		// few milliseconds long, and its returns a few late.
 		m.tokens = true
 	}
 	sample := max(back/dt, least)
