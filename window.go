@@ -16,17 +16,23 @@ import (
 // learnWindow infers the window's length when the server does not state it.
 func (m *model) learnWindow(o observation) {
 	m.most = max(m.most, o.q.Remaining+1)
-	if m.stated || !o.resetOK || o.reset <= o.arrived {
+	if !o.resetOK || o.reset <= o.arrived {
 		return
 	}
 	d := o.reset.sub(o.arrived)
 	if m.fullAt && m.emptiesAsALog(o, d) {
 		// Not GCRA after all: a log whose reset is when its newest
-		// request leaves it. Its window is read as any other's, anew,
-		// and what it gave back is weighed against that window again:
-		// held as long as GCRA's, the log's give-back looked like a
-		// bucket's tokens (tokens).
-		m.fullAt, m.winLen, m.winRead, m.gcra.log, m.tokens = false, 0, 0, true, false
+		// request leaves it. Its window, unless stated, is read as any
+		// other's, anew, and what it gave back is weighed against that
+		// window again: held as long as GCRA's, the log's give-back
+		// looked like a bucket's tokens (tokens).
+		m.fullAt, m.gcra.log, m.tokens = false, true, false
+		if !m.stated {
+			m.winLen, m.winRead = 0, 0
+		}
+	}
+	if m.stated {
+		return
 	}
 	if m.fullAt {
 		// GCRA: the reset is when the bucket is full again, so its
