@@ -83,7 +83,11 @@
 //     whole seconds. A reset that moves on with the clock may be a sliding
 //     log's: until it refills faster than a log of this client's requests
 //     would, it is paced at no less than its steady rate, its window placed
-//     by what it gave back.
+//     by what it gave back. One read as GCRA's "seconds until full" whose
+//     reset stays a window ahead while far more is left (a log's "when it
+//     will be empty") is a log again, for a client alone. A window born short
+//     of its limit, by more than the requests in flight could explain, is a
+//     sliding window's once the share has been seen.
 //     When Remaining falls faster than this client spends, other clients
 //     share the quota, and it takes only its share.
 //   - With [Config.Limit] zero the rate is learned: before the first answer
