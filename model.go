@@ -445,11 +445,9 @@ func (m *model) remaining(o observation) {
 			// Born short by more than the others could have spent since
 			// the turn: a sliding window's old count. They spend at their
 			// share of the steady rate (twice over), or all of their share
-			// of a fixed window's quota at once; and up to two of this
-			// client's in flight about o, counted out of order: none for
-			// a lone probe (two, a sliding counter of 5 per 1 s was held
-			// to each window's end: 60–69% used in the kit).
-			others := (1-m.share)*max(2*m.steady()*max(o.arrived.sub(prev.reset), 0)/float64(time.Second), m.srvLimit) + min(2, o.admitted-o.seq+o.behind)
+			// of a fixed window's quota at once; and what was counted
+			// out of order (reordered).
+			others := (1-m.share)*max(2*m.steady()*max(o.arrived.sub(prev.reset), 0)/float64(time.Second), m.srvLimit) + m.reordered(o)
 			short := m.srvLimit - 1 - (r + own)
 			// Early in the new window: soon after the old one's reset,
 			// or, where none is stated, back to full sooner than a
