@@ -86,8 +86,9 @@
 //     by what it gave back. One read as GCRA's "seconds until full" whose
 //     reset stays a window ahead while far more is left (a log's "when it
 //     will be empty") is a log again, for a client alone. A window born short
-//     of its limit, by more than the requests in flight could explain, is a
-//     sliding window's once the share has been seen.
+//     of its limit, by more than others and answers out of order could
+//     explain, is a sliding window's once eight were counted to tell the
+//     share by (on a limit under eight, once the share has been seen).
 //     When Remaining falls faster than this client spends, other clients
 //     share the quota, and it takes only its share.
 //   - With [Config.Limit] zero the rate is learned: before the first answer

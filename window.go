@@ -85,9 +85,9 @@ type fullRead struct {
 // left for a window of 14 s, and grew its cap at a bucket's measured rate
 // where the log gave nothing back: a 429 in each of the first windows.)
 // Only for a client shown to be alone (its share seen, and whole): where
-// others spend, the newest request may be
-// theirs, and read as GCRA, four clients on its 30 per 3 s drew fewer
-// 429s (1.2 a 12 s run, 13 runs) than read as a log (2.5, 12 runs).
+// others spend, the newest request may be theirs, and read as GCRA, four
+// clients on its 30 per 3 s drew fewer 429s (1.2 a 12 s run, 13 runs) than
+// read as a log (2.5, 12 runs).
 func (m *model) emptiesAsALog(o observation, d float64) bool {
 	l, r := m.srvLimit, o.q.Remaining
 	if l <= 0 || r < 0 || r >= l || !m.shareSeen || m.share < 1 {
