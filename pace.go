@@ -99,8 +99,8 @@ func (m *model) measureFrom(a answer) {
 // it), and full only after an idle window or long after its turn. A window
 // born short of its limit, by more than the other clients could have spent
 // at their share of the steady rate since the turn (short), is a sliding
-// window's once this client knows its share: eight counted, or for a
-// limit under eight, where a window never counts eight, its share seen
+// window's once this client knows its share: countedEnough counted, or
+// for a limit under that, where a window never counts it, its share seen
 // (shareSeen: for a limit of five, three counted; a sliding counter of 5
 // per 1 s was held to each window's end, half of it used in the kit), unless
 // the server was shown to be a fixed window. (The share seen on a limit of
@@ -111,7 +111,7 @@ func (m *model) crossed(full, early, short bool) {
 	switch {
 	case full && early && used >= max(2, m.srvLimit/4):
 		m.kind, m.fullAt = kindFixed, false
-	case !full && short && m.kind != kindFixed && (m.spentAcc >= 8 || m.srvLimit < 8 && m.shareSeen):
+	case !full && short && m.kind != kindFixed && (m.spentAcc >= countedEnough || m.srvLimit < countedEnough && m.shareSeen):
 		m.kind = kindRefill
 	}
 }
@@ -127,7 +127,7 @@ func (m *model) crossed(full, early, short bool) {
 // clients on NestJS's log of 10 per 1 s drew 4.8 429s a 12 s run with
 // it, against 3.2 without: 6 runs each.)
 func (m *model) reordered(o observation) float64 {
-	if m.srvLimit >= 8 || !m.shareSeen {
+	if m.srvLimit >= countedEnough || !m.shareSeen {
 		return 2
 	}
 	return min(2, o.admitted-o.seq+o.behind)

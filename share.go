@@ -107,13 +107,18 @@ func (m *model) countOvertaken(o observation, r float64) {
 	m.updateShare()
 }
 
+// countedEnough is how much counted tells this client's share on any
+// limit; a window of a smaller limit never counts that much (crossed,
+// reordered), and its share is told from less (updateShare).
+const countedEnough = 8
+
 // updateShare sets the share from the counts, once enough are counted.
 func (m *model) updateShare() {
-	// Enough is 8 counted, or a quarter of a small limit (at least 3):
-	// four clients on 10 per 2 s had each spent its 2.5 of the window
+	// Enough is countedEnough, or a quarter of a small limit (at least
+	// 3): four clients on 10 per 2 s had each spent its 2.5 of the window
 	// before 8 were counted (ulule: 9 of 69 answers 429, 2 with a
 	// quarter; tollbooth 16-18 and 8; throttled 8 and 4).
-	enough := 8.0
+	enough := float64(countedEnough)
 	if m.srvLimit > 0 {
 		enough = min(enough, max(3, m.srvLimit/4))
 	}
