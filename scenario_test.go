@@ -906,47 +906,7 @@ func TestScenarioIndependentClients(t *testing.T) {
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				srv := throttletest.NewHandler(sc.server)
-				const windows = 12
-				dur := windows * sc.server.Window
-				ctx, cancel := context.WithTimeout(t.Context(), dur)
-				defer cancel()
-				var wg sync.WaitGroup
-				var buckets []*Bucket
-				for c := range 4 {
-					b := NewBucket(Config{Name: fmt.Sprint(c)})
-					buckets = append(buckets, b)
-					for range 4 {
-						wg.Go(func() {
-							for ctx.Err() == nil {
-								f, err := b.Begin(ctx)
-								if err != nil {
-									if ctx.Err() == nil {
-										time.Sleep(10 * time.Millisecond)
-									}
-									continue
-								}
-								req, _ := http.NewRequestWithContext(context.Background(), "GET", "http://api.test/x", nil)
-								resp, _ := srv.RoundTrip(req)
-								f.Done(resp)
-								resp.Body.Close()
-							}
-						})
-					}
-				}
-				wg.Wait()
-				if testing.Verbose() {
-					for _, b := range buckets {
-						t.Logf("bucket %s: limit %.2f, share %.2f, kind %d", b.name, b.Limit(), b.model.share, b.model.kind)
-					}
-					for _, p := range srv.Stats().Series {
-						t.Logf("second %d: %+v", p.Second, p.Counts)
-					}
-				}
-				st := srv.Stats()
-				used := float64(st.Admitted) / float64(sc.server.Limit*windows)
-				refused := float64(st.Refused) / float64(max(st.Total(), 1))
-				t.Logf("%d requests, %d admitted, %d refused (%.2f%%), %.1f%% of quota used", st.Total(), st.Admitted, st.Refused, 100*refused, 100*used)
+				used, refused := runIndependentClients(t, sc.server, 12)
 				if refused > sc.maxRefused {
 					t.Errorf("%.2f%% refused, want <= %.0f%%", 100*refused, 100*sc.maxRefused)
 				}
@@ -956,6 +916,53 @@ func TestScenarioIndependentClients(t *testing.T) {
 			})
 		})
 	}
+}
+
+// runIndependentClients runs four buckets with no store between them, 4
+// goroutines each, against one server for the given number of its windows,
+// inside a synctest bubble, and returns the share of the quota used and of
+// the answers refused.
+func runIndependentClients(t *testing.T, server throttletest.Config, windows int) (used, refused float64) {
+	srv := throttletest.NewHandler(server)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Duration(windows)*server.Window)
+	defer cancel()
+	var wg sync.WaitGroup
+	var buckets []*Bucket
+	for c := range 4 {
+		b := NewBucket(Config{Name: fmt.Sprint(c)})
+		buckets = append(buckets, b)
+		for range 4 {
+			wg.Go(func() {
+				for ctx.Err() == nil {
+					f, err := b.Begin(ctx)
+					if err != nil {
+						if ctx.Err() == nil {
+							time.Sleep(10 * time.Millisecond)
+						}
+						continue
+					}
+					req, _ := http.NewRequestWithContext(context.Background(), "GET", "http://api.test/x", nil)
+					resp, _ := srv.RoundTrip(req)
+					f.Done(resp)
+					resp.Body.Close()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if testing.Verbose() {
+		for _, b := range buckets {
+			t.Logf("bucket %s: limit %.2f, share %.2f, kind %d", b.name, b.Limit(), b.model.share, b.model.kind)
+		}
+		for _, p := range srv.Stats().Series {
+			t.Logf("second %d: %+v", p.Second, p.Counts)
+		}
+	}
+	st := srv.Stats()
+	used = float64(st.Admitted) / float64(server.Limit*windows)
+	refused = float64(st.Refused) / float64(max(st.Total(), 1))
+	t.Logf("%d requests, %d admitted, %d refused (%.2f%%), %.1f%% of quota used", st.Total(), st.Admitted, st.Refused, 100*refused, 100*used)
+	return used, refused
 }
 
 // TestScenarioSlidingWindowAfterLightDemand: a lone client whose sliding

@@ -1,0 +1,79 @@
+package throttle
+
+import (
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/go-throttle/throttle/throttletest"
+)
+
+// TestScenarioFourClientSweep: four buckets with no store between them on
+// windows of a second, each kind of server the kit has at 5 and 10 per 1 s,
+// eight schedules each (the kit's Jitter drawn from eight seeds), as
+// runIndependentClients runs them. It logs each cell's mean and worst
+// refused and its mean use (-v), so that a change to how clients share a
+// quota is measured on every kind at once, in a second.
+//
+// #12's target for several clients (at most 2% refused, at least 90% used)
+// is missed here as on the real servers, and the bounds below are not it:
+// they keep what holds today from getting worse.
+//   - At 5 per 1 s (a quarter of five each) 7–23% refused on every kind: a
+//     client's share is counted from pairs of its own answers, which see its
+//     own run of requests and not the others' before and after it, so a
+//     client that takes three of five a window measures 0.6–0.8 and goes on
+//     taking them, and one whose probes come after the others' is refused
+//     every window and is never counted by them. Not bounded.
+//   - At 10 per 1 s 0–4.3% refused (the mean of the eight; sliding counters
+//     the most) and 45–98% used (the sliding kinds 45–51%: each client
+//     holds a window it takes for a fixed one to its end), over runs with
+//     -race and -shuffle. Bounded at 6% refused and 40% used.
+func TestScenarioFourClientSweep(t *testing.T) {
+	const seeds = 8
+	kinds := []struct {
+		name      string
+		algorithm throttletest.Algorithm
+		align     throttletest.Alignment
+		dialect   throttletest.Dialect
+		rounding  throttletest.Rounding
+	}{
+		{"express", throttletest.FixedWindow, throttletest.AlignFirstRequest, throttletest.IETF, throttletest.RoundUp},
+		{"fixed", throttletest.FixedWindow, throttletest.AlignClock, throttletest.GitHub, throttletest.Truncate},
+		{"sliding", throttletest.SlidingWindow, throttletest.AlignClock, throttletest.GitHub, throttletest.Truncate},
+		{"gcra", throttletest.GCRA, throttletest.AlignStart, throttletest.GitHub, throttletest.RoundUp},
+		{"tokens", throttletest.TokenBucket, throttletest.AlignStart, throttletest.IETF, throttletest.RoundUp},
+		{"log", throttletest.SlidingLog, throttletest.AlignStart, throttletest.GitHub, throttletest.RoundUp},
+	}
+	for _, limit := range []int{5, 10} {
+		for _, k := range kinds {
+			t.Run(fmt.Sprintf("%s/%d", k.name, limit), func(t *testing.T) {
+				var sumUsed, sumRefused, worst float64
+				for seed := range uint64(seeds) {
+					server := throttletest.Config{
+						Quota:   throttletest.Quota{Limit: limit, Window: time.Second, Algorithm: k.algorithm, Align: k.align},
+						Dialect: k.dialect, ResetRounding: k.rounding,
+						Latency: time.Millisecond, Jitter: 3 * time.Millisecond, Seed: seed,
+					}
+					synctest.Test(t, func(t *testing.T) {
+						used, refused := runIndependentClients(t, server, 12)
+						sumUsed += used
+						sumRefused += refused
+						worst = max(worst, refused)
+					})
+				}
+				used, refused := sumUsed/seeds, sumRefused/seeds
+				t.Logf("four clients, %d per 1 s: %.1f%% refused (worst %.1f%%), %.1f%% used", limit, 100*refused, 100*worst, 100*used)
+				if limit < 10 {
+					return
+				}
+				if refused > 0.06 {
+					t.Errorf("%.1f%% refused, want <= 6%%", 100*refused)
+				}
+				if used < 0.40 {
+					t.Errorf("%.1f%% of the quota used, want >= 40%%", 100*used)
+				}
+			})
+		}
+	}
+}
