@@ -83,13 +83,14 @@ type Bucket struct {
 	maxQueue int        // < 0: never queue
 	maxWait  float64    // nanoseconds; +Inf: none
 	// cfgFlights is Config.MaxInFlight, srvFlights the server's
-	// concurrency quota; 0: none. flightCap is the least of them.
-	cfgFlights, srvFlights int64
-	hold                   instant // nothing is admitted before this instant (cooldown); the zero instant, past: none
-	holdFrom               instant // when the current hold began; holds are capped from there
-	probe                  bool    // a hold ended: the first admission after it goes alone
-	q                      queue
-	timer                  *time.Timer // wakes the queue's head; created on first use
+	// concurrency quota, modelFlights the server model's (plan.oneFlight);
+	// 0: none. flightCap is the least of them.
+	cfgFlights, srvFlights, modelFlights int64
+	hold                                 instant // nothing is admitted before this instant (cooldown); the zero instant, past: none
+	holdFrom                             instant // when the current hold began; holds are capped from there
+	probe                                bool    // a hold ended: the first admission after it goes alone
+	q                                    queue
+	timer                                *time.Timer // wakes the queue's head; created on first use
 
 	// learning: one request at a time goes out (probing counts it) and the
 	// rest wait for its answer: at a cold start, after a hold, after a cap's

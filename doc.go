@@ -90,7 +90,8 @@
 //     explain, is a sliding window's once eight were counted to tell the
 //     share by (on a limit under eight, once the share has been seen).
 //     When Remaining falls faster than this client spends, other clients
-//     share the quota, and it takes only its share.
+//     share the quota, and it takes only its share; until the answers have
+//     shown that share, its requests go one at a time.
 //   - With [Config.Limit] zero the rate is learned: before the first answer
 //     one request goes out alone and the others wait for what it teaches.
 //     A configured Limit is a ceiling the server can lower but never raise.

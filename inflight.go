@@ -11,11 +11,12 @@ import (
 // its quota is how many requests may be in flight at once.
 const unitConcurrent = "concurrent-requests"
 
-// The in-flight limit is the least of Config.MaxInFlight and the
-// concurrency quota a server states, 0 when neither says. It is kept in
+// The in-flight limit is the least of Config.MaxInFlight, the
+// concurrency quota a server states and the server model's one at a time
+// (plan.oneFlight), 0 when none says. It is kept in
 // Bucket.flightCap, an atomic so that Begin can tell without the lock
-// whether the lock-free path may admit it; cfgFlights and srvFlights, the
-// two it is the least of, are guarded by Bucket.mu.
+// whether the lock-free path may admit it; cfgFlights, srvFlights and
+// modelFlights, those it is the least of, are guarded by Bucket.mu.
 
 // flightsFull reports whether another flight must wait for one in flight to
 // end. The in-flight count only falls between this check and an admission
@@ -33,9 +34,17 @@ func (b *Bucket) limitFlightsLocked(now instant, limit float64) {
 		return
 	}
 	b.srvFlights = int64(min(limit, 1<<40))
-	m := b.cfgFlights
-	if m == 0 || b.srvFlights < m {
-		m = b.srvFlights
+	b.capFlightsLocked(now)
+}
+
+// capFlightsLocked sets flightCap to the least of the limits that are set
+// and re-plans if it changed.
+func (b *Bucket) capFlightsLocked(now instant) {
+	m := int64(0)
+	for _, l := range []int64{b.cfgFlights, b.srvFlights, b.modelFlights} {
+		if l > 0 && (m == 0 || l < m) {
+			m = l
+		}
 	}
 	if b.flightCap.Swap(m) != m {
 		b.replanLocked(now)

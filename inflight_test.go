@@ -210,3 +210,44 @@ func TestMaxInFlightShared(t *testing.T) {
 		assert.EqualValues(t, 2, base.max.Load())
 	})
 }
+
+// TestOneInFlightUntilShareSeen: a server that states only what is left
+// (haproxy's stick table) gives no steady rate to pace the first requests
+// at; until the answers have shown whether others spend on the quota, each
+// request waits for the answer to the one before, and then they go at once.
+func TestOneInFlightUntilShareSeen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{})
+		ctx := context.Background()
+		f, err := b.Begin(ctx)
+		require.NoError(t, err)
+		f.DoneQuota(http.StatusOK, quota(-1, 9, 0))
+
+		left, pairs := 8.0, 0
+		for ; !b.model.shareSeen; pairs++ { // a limit of 10 is seen from 3 counted
+			require.Less(t, pairs, 5)
+			first, err := b.Begin(ctx)
+			require.NoError(t, err)
+			admitted := make(chan Flight, 1)
+			go func() {
+				f, err := b.Begin(ctx)
+				assert.NoError(t, err)
+				admitted <- f
+			}()
+			synctest.Wait()
+			require.Empty(t, admitted, "a second in flight before the share is seen")
+			first.DoneQuota(http.StatusOK, quota(-1, left, 0))
+			second := <-admitted
+			second.DoneQuota(http.StatusOK, quota(-1, left-1, 0))
+			left -= 2
+		}
+		assert.Equal(t, 2, pairs, "each pair went one at a time")
+		assert.EqualValues(t, 0, b.flightCap.Load(), "no limit once the share is seen")
+		first, err := b.Begin(ctx)
+		require.NoError(t, err)
+		second, err := b.Begin(ctx)
+		require.NoError(t, err, "two in flight at once")
+		first.Done(nil)
+		second.Done(nil)
+	})
+}

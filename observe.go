@@ -277,6 +277,11 @@ func (b *Bucket) applyLocked(now instant, p plan) {
 	if p.alone {
 		b.learning, b.probing = true, 0
 	}
+	b.modelFlights = 0
+	if p.oneFlight {
+		b.modelFlights = 1
+	}
+	b.capFlightsLocked(now)
 }
 
 // capLeftLocked is how many more the cap admits at now: up to its highest

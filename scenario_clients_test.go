@@ -1,10 +1,13 @@
 package throttle
 
 import (
+	"cmp"
 	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/go-throttle/throttle/throttletest"
 )
@@ -19,16 +22,20 @@ import (
 // #12's target for several clients (at most 2% refused, at least 90% used)
 // is missed here as on the real servers, and the bounds below are not it:
 // they keep what holds today from getting worse.
-//   - At 5 per 1 s (a quarter of five each) 7–23% refused on every kind: a
-//     client's share is counted from pairs of its own answers, which see its
-//     own run of requests and not the others' before and after it, so a
-//     client that takes three of five a window measures 0.6–0.8 and goes on
-//     taking them, and one whose probes come after the others' is refused
-//     every window and is never counted by them. Not bounded.
+//   - At 5 per 1 s (a quarter of five each) 7–23% refused on every kind
+//     (34% where refusals are counted): a client's share is counted from
+//     pairs of its own answers, which see its own run of requests and not
+//     the others' before and after it, so a client that takes three of five
+//     a window measures 0.6–0.8 and goes on taking them, and one whose
+//     probes come after the others' is refused every window and is never
+//     counted by them. Not bounded.
 //   - At 10 per 1 s 0–4.3% refused (the mean of the eight; sliding counters
 //     the most) and 45–98% used (the sliding kinds 45–51%: each client
 //     holds a window it takes for a fixed one to its end), over runs with
-//     -race and -shuffle. Bounded at 6% refused and 40% used.
+//     -race and -shuffle. Bounded at 6% refused and 40% used. A sliding
+//     counter that counts refusals and states only what is left (counting,
+//     as haproxy-remaining) 8.5–9.6%, bounded at 12%: 15% when each client
+//     sent all it was first told was left at once (shareUnseen).
 func TestScenarioFourClientSweep(t *testing.T) {
 	const seeds = 8
 	kinds := []struct {
@@ -37,13 +44,18 @@ func TestScenarioFourClientSweep(t *testing.T) {
 		align     throttletest.Alignment
 		dialect   throttletest.Dialect
 		rounding  throttletest.Rounding
+		counts    bool    // refusals counted (CountRefused)
+		bound     float64 // most refused at 10 per 1 s; 0: 6%
 	}{
-		{"express", throttletest.FixedWindow, throttletest.AlignFirstRequest, throttletest.IETF, throttletest.RoundUp},
-		{"fixed", throttletest.FixedWindow, throttletest.AlignClock, throttletest.GitHub, throttletest.Truncate},
-		{"sliding", throttletest.SlidingWindow, throttletest.AlignClock, throttletest.GitHub, throttletest.Truncate},
-		{"gcra", throttletest.GCRA, throttletest.AlignStart, throttletest.GitHub, throttletest.RoundUp},
-		{"tokens", throttletest.TokenBucket, throttletest.AlignStart, throttletest.IETF, throttletest.RoundUp},
-		{"log", throttletest.SlidingLog, throttletest.AlignStart, throttletest.GitHub, throttletest.RoundUp},
+		{"express", throttletest.FixedWindow, throttletest.AlignFirstRequest, throttletest.IETF, throttletest.RoundUp, false, 0},
+		{"fixed", throttletest.FixedWindow, throttletest.AlignClock, throttletest.GitHub, throttletest.Truncate, false, 0},
+		{"sliding", throttletest.SlidingWindow, throttletest.AlignClock, throttletest.GitHub, throttletest.Truncate, false, 0},
+		{"gcra", throttletest.GCRA, throttletest.AlignStart, throttletest.GitHub, throttletest.RoundUp, false, 0},
+		{"tokens", throttletest.TokenBucket, throttletest.AlignStart, throttletest.IETF, throttletest.RoundUp, false, 0},
+		{"log", throttletest.SlidingLog, throttletest.AlignStart, throttletest.GitHub, throttletest.RoundUp, false, 0},
+		// Remaining only, refusals counted: haproxy's stick table as
+		// haproxy-remaining sends it (realworld/).
+		{"counting", throttletest.SlidingWindow, throttletest.AlignClock, throttletest.Bucket4j, throttletest.Truncate, true, 0.12},
 	}
 	for _, limit := range []int{5, 10} {
 		for _, k := range kinds {
@@ -51,7 +63,7 @@ func TestScenarioFourClientSweep(t *testing.T) {
 				var sumUsed, sumRefused, worst float64
 				for seed := range uint64(seeds) {
 					server := throttletest.Config{
-						Quota:   throttletest.Quota{Limit: limit, Window: time.Second, Algorithm: k.algorithm, Align: k.align},
+						Quota:   throttletest.Quota{Limit: limit, Window: time.Second, Algorithm: k.algorithm, Align: k.align, CountRefused: k.counts},
 						Dialect: k.dialect, ResetRounding: k.rounding,
 						Latency: time.Millisecond, Jitter: 3 * time.Millisecond, Seed: seed,
 					}
@@ -67,8 +79,9 @@ func TestScenarioFourClientSweep(t *testing.T) {
 				if limit < 10 {
 					return
 				}
-				if refused > 0.06 {
-					t.Errorf("%.1f%% refused, want <= 6%%", 100*refused)
+				bound := cmp.Or(k.bound, 0.06)
+				if refused > bound {
+					t.Errorf("%.1f%% refused, want <= %.0f%%", 100*refused, 100*bound)
 				}
 				if used < 0.40 {
 					t.Errorf("%.1f%% of the quota used, want >= 40%%", 100*used)
@@ -76,4 +89,30 @@ func TestScenarioFourClientSweep(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestModelOneFlightOnlyForTheFirstAnswers: until the share is seen a
+// client's requests go one at a time (shareUnseen), but not for good: a
+// bucket that refills as fast as requests one at a time spend it shows no
+// spending to count, and its share would never be seen.
+func TestModelOneFlightOnlyForTheFirstAnswers(t *testing.T) {
+	m := testModel()
+	p := m.observe(ans(1, 1, 0, 0.001, -1, 9, 0))
+	assert.True(t, p.oneFlight, "one at a time after the first answer")
+	at := 0.001
+	for seq := 2.0; p.oneFlight && seq < 100; seq++ {
+		p = m.observe(ans(seq, seq, at, at+0.001, -1, 9, 0)) // as much left each time
+		at += 0.002
+		if !p.oneFlight {
+			assert.False(t, m.shareSeen)
+			assert.EqualValues(t, 2*countedEnough+1, m.answers, "free after the first answers")
+		}
+	}
+	assert.False(t, p.oneFlight)
+	p = m.observe(ans(100, 100, at, at+0.001, -1, 9, 0))
+	assert.False(t, p.oneFlight, "and stays free")
+
+	m = testModel()
+	m.pooled = true // a store counts every process's requests: no share to find
+	assert.False(t, m.observe(ans(1, 1, 0, 0.001, -1, 9, 0)).oneFlight)
 }

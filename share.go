@@ -107,6 +107,21 @@ func (m *model) countOvertaken(o observation, r float64) {
 	m.updateShare()
 }
 
+// shareUnseen reports whether this client's requests should go one at a
+// time (plan.oneFlight): its share is not seen yet, and each request that
+// goes out on the answer to the one before shows the others' spending
+// between them. Four clients each told at their first answer what was
+// left took it at once for their own: where no window is known there is
+// no steady rate to pace the first requests at (haproxy's stick table
+// sends Remaining alone: 10-20 refused in the first instant at 10 per
+// 1 s, and as it counts refusals, its count stayed over the limit for a
+// second). Only for the first answers: a bucket that refills faster than
+// requests one at a time spend shows no spending to count, and its share
+// is never seen.
+func (m *model) shareUnseen() bool {
+	return !m.shareSeen && !m.pooled && m.answers <= 2*countedEnough
+}
+
 // countedEnough is how much counted tells this client's share on any
 // limit; a window of a smaller limit never counts that much (crossed,
 // reordered), and its share is told from less (updateShare).
