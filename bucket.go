@@ -83,7 +83,7 @@ type Bucket struct {
 	maxQueue int        // < 0: never queue
 	maxWait  float64    // nanoseconds; +Inf: none
 	// cfgFlights is Config.MaxInFlight, srvFlights the server's
-	// concurrency quota, modelFlights the server model's (plan.oneFlight);
+	// concurrency quota, modelFlights the server model's (plan.flights);
 	// 0: none. flightCap is the least of them.
 	cfgFlights, srvFlights, modelFlights int64
 	hold                                 instant // nothing is admitted before this instant (cooldown); the zero instant, past: none

@@ -12,8 +12,8 @@ import (
 const unitConcurrent = "concurrent-requests"
 
 // The in-flight limit is the least of Config.MaxInFlight, the
-// concurrency quota a server states and the server model's one at a time
-// (plan.oneFlight), 0 when none says. It is kept in
+// concurrency quota a server states and the server model's (plan.flights),
+// 0 when none says. It is kept in
 // Bucket.flightCap, an atomic so that Begin can tell without the lock
 // whether the lock-free path may admit it; cfgFlights, srvFlights and
 // modelFlights, those it is the least of, are guarded by Bucket.mu.

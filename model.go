@@ -327,7 +327,7 @@ func (m *model) observe(o observation) plan {
 	} else if o.status < 400 {
 		m.backoffs, m.cutOpen, m.retriedEarly = 0, false, false
 	}
-	m.plan.oneFlight = q.Remaining >= 0 && m.shareUnseen()
+	m.plan.flights = m.startFlights(q.Remaining >= 0)
 	return m.plan
 }
 

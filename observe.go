@@ -277,10 +277,7 @@ func (b *Bucket) applyLocked(now instant, p plan) {
 	if p.alone {
 		b.learning, b.probing = true, 0
 	}
-	b.modelFlights = 0
-	if p.oneFlight {
-		b.modelFlights = 1
-	}
+	b.modelFlights = int64(p.flights)
 	b.capFlightsLocked(now)
 }
 

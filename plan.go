@@ -30,9 +30,9 @@ type plan struct {
 	// alone: requests go one at a time, each after the last one's answer
 	// (finding out how much a server that states nothing takes at once).
 	alone bool
-	// oneFlight: one request in flight at a time, the next on the last
-	// one's answer (until the answers show this client's share).
-	oneFlight bool
+	// flights, when positive, is how many requests may be in flight at
+	// once (startFlights).
+	flights int
 	// spare, when positive, is how many tokens a bucket-like server holds
 	// idle beyond a small reserve while the configured ceiling keeps the
 	// rate below what would spend them: the gate may admit them at once.

@@ -91,28 +91,29 @@ func TestScenarioFourClientSweep(t *testing.T) {
 	}
 }
 
-// TestModelOneFlightOnlyForTheFirstAnswers: until the share is seen a
-// client's requests go one at a time (shareUnseen), but not for good: a
-// bucket that refills as fast as requests one at a time spend it shows no
-// spending to count, and its share would never be seen.
+// TestModelOneFlightOnlyForTheFirstAnswers: until the share is seen, on a
+// server that states what is left and no window, one request in flight at a
+// time (startFlights); not for good, for a bucket that refills as fast as
+// they spend it shows no spending to count, and not where a window's steady
+// rate paces them.
 func TestModelOneFlightOnlyForTheFirstAnswers(t *testing.T) {
 	m := testModel()
 	p := m.observe(ans(1, 1, 0, 0.001, -1, 9, 0))
-	assert.True(t, p.oneFlight, "one at a time after the first answer")
+	assert.Equal(t, 1, p.flights, "one at a time after the first answer")
 	at := 0.001
-	for seq := 2.0; p.oneFlight && seq < 100; seq++ {
+	for seq := 2.0; p.flights > 0 && seq < 100; seq++ {
 		p = m.observe(ans(seq, seq, at, at+0.001, -1, 9, 0)) // as much left each time
 		at += 0.002
-		if !p.oneFlight {
+		if p.flights == 0 {
 			assert.False(t, m.shareSeen)
-			assert.EqualValues(t, 2*countedEnough+1, m.answers, "free after the first answers")
+			assert.EqualValues(t, 2*countedEnough+1, m.answers, "no limit after the first answers")
 		}
 	}
-	assert.False(t, p.oneFlight)
-	p = m.observe(ans(100, 100, at, at+0.001, -1, 9, 0))
-	assert.False(t, p.oneFlight, "and stays free")
+	assert.Zero(t, m.observe(ans(100, 100, at, at+0.001, -1, 9, 0)).flights, "and none after")
 
 	m = testModel()
 	m.pooled = true // a store counts every process's requests: no share to find
-	assert.False(t, m.observe(ans(1, 1, 0, 0.001, -1, 9, 0)).oneFlight)
+	assert.Zero(t, m.observe(ans(1, 1, 0, 0.001, -1, 9, 0)).flights)
+	m = testModel()
+	assert.Zero(t, m.observe(ans(1, 1, 0, 0.001, 30, 29, 3)).flights, "a window of 3 s: paced at its steady rate instead")
 }
