@@ -11,12 +11,12 @@ import (
 // its quota is how many requests may be in flight at once.
 const unitConcurrent = "concurrent-requests"
 
-// The in-flight limit is the least of Config.MaxInFlight, the
-// concurrency quota a server states and the server model's (plan.flights),
-// 0 when none says. It is kept in
-// Bucket.flightCap, an atomic so that Begin can tell without the lock
-// whether the lock-free path may admit it; cfgFlights, srvFlights and
-// modelFlights, those it is the least of, are guarded by Bucket.mu.
+// The in-flight limit is the least of Config.MaxInFlight, the concurrency
+// quota a server states and the server model's (plan.flights), 0 when none
+// says. It is kept in Bucket.flightCap, an atomic so that Begin can tell
+// without the lock whether the lock-free path may admit it; cfgFlights,
+// srvFlights and modelFlights, those it is the least of, are guarded by
+// Bucket.mu.
 
 // flightsFull reports whether another flight must wait for one in flight to
 // end. The in-flight count only falls between this check and an admission
