@@ -34,8 +34,8 @@ import (
 //     holds a window it takes for a fixed one to its end), over runs with
 //     -race and -shuffle. Bounded at 6% refused and 40% used. A sliding
 //     counter that counts refusals and states only what is left (counting,
-//     as haproxy-remaining) 8.5–9.6%, bounded at 12%: 15% when each client
-//     sent all it was first told was left at once (shareUnseen).
+//     as haproxy-remaining) 8.0–9.6%, bounded at 12%: 15% when each client
+//     sent all it was first told was left at once (see startFlights).
 func TestScenarioFourClientSweep(t *testing.T) {
 	const seeds = 8
 	kinds := []struct {
