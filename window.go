@@ -74,7 +74,9 @@ type fullRead struct {
 
 // emptiesAsALog reports whether the answer o, its reset d after it, shows
 // that a server read as GCRA resets when a sliding log empties: a window
-// after the newest request it counted (Flask-Limiter's moving window). A
+// after the newest request it counted (Flask-Limiter's moving window). The
+// first reading it is given is kept (gcra) and the later ones are weighed
+// against it; that one reports false. A
 // bucket's deficit refills at its rate, so with more left it is full
 // sooner, by the deficit's share of the window; a log's reset stays a
 // window ahead of each request however much is left. Two readings whose
