@@ -251,3 +251,33 @@ func TestOneInFlightUntilShareSeen(t *testing.T) {
 		second.Done(nil)
 	})
 }
+
+func TestFirstAnswerPacesFromTheProbe(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		left float64 // the first answer's Remaining of a limit of 10
+		next time.Duration
+	}{
+		// Others' requests were counted before the probe: the probe
+		// spent a token at the steady rate (9.5/s), so the next goes an
+		// interval after it was sent, 10 ms before its answer.
+		{"others counted", 5, time.Second*2/19 - 10*time.Millisecond},
+		// All but the probe left: the bucket starts full, as it did.
+		{"alone", 9, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := NewBucket(Config{})
+				f, err := b.Begin(t.Context())
+				require.NoError(t, err)
+				time.Sleep(10 * time.Millisecond)
+				f.DoneQuota(http.StatusOK, quota(10, tc.left, time.Second))
+				start := time.Now()
+				next, err := b.Begin(t.Context())
+				require.NoError(t, err)
+				assert.InDelta(t, tc.next, time.Since(start), float64(time.Millisecond))
+				next.Done(nil)
+			})
+		})
+	}
+}

@@ -184,7 +184,12 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 				o.reset, o.coarse, o.delayed = end, false, false
 			}
 		}
-		b.applyLocked(now, b.model.observe(o))
+		unpaced := b.limit == rate.Inf && !b.model.answered
+		p := b.model.observe(o)
+		b.applyLocked(now, p)
+		if others := q.Remaining >= 0 && q.Remaining < q.Limit-1; unpaced && others && b.limit != rate.Inf && p.burst == 1 && o.seq > 0 {
+			b.paceFromLocked(now, o.sent)
+		}
 	}
 	b.replanLocked(now)
 	b.releaseLocked(now)
@@ -279,6 +284,24 @@ func (b *Bucket) applyLocked(now instant, p plan) {
 	}
 	b.modelFlights = int64(p.flights)
 	b.capFlightsLocked(now)
+}
+
+// paceFromLocked counts the request sent at sent, admitted while the bucket
+// had no rate (its first, a probe), against the rate the bucket has now: the
+// next goes an interval after it, not at once on a bucket that starts full.
+// For a first answer that others' requests were counted before: four
+// clients on NestJS's 10 per 1 s each sent a second request with its first
+// answer, and a third at the rate, twelve in the first tenth of a second, two
+// refused in most runs. (A lone client told all but its probe is left: a
+// token bucket kept full, Spring's, never shows its refill paced at the
+// steady rate from the first answer, 95% of its quota used against 101%.)
+// It requires the state owned.
+func (b *Bucket) paceFromLocked(now, sent instant) {
+	if iv := b.iv(); iv > 0 && !math.IsInf(iv, 1) {
+		if t := float64(b.burst) - 1 + now.sub(sent)/iv; t < b.tokensAtLocked(now) {
+			b.setTokensLocked(now, max(t, 0))
+		}
+	}
 }
 
 // capLeftLocked is how many more the cap admits at now: up to its highest
