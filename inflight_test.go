@@ -260,7 +260,8 @@ func TestFirstAnswerPacesFromTheProbe(t *testing.T) {
 	}{
 		// Others' requests were counted before the probe: the probe
 		// spent a token at the steady rate (9.5/s), so the next goes an
-		// interval after it was sent, 10 ms before its answer.
+		// interval after the probe was sent, 10 ms of it before the
+		// answer came.
 		{"others counted", 5, time.Second*2/19 - 10*time.Millisecond},
 		// All but the probe left: the bucket starts full, as it did.
 		{"alone", 9, 0},

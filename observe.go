@@ -184,10 +184,15 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 				o.reset, o.coarse, o.delayed = end, false, false
 			}
 		}
-		unpaced := b.limit == rate.Inf && !b.model.answered
+		firstRate := b.limit == rate.Inf && !b.model.answered // this answer sets the bucket's first rate
 		p := b.model.observe(o)
 		b.applyLocked(now, p)
-		if others := q.Remaining >= 0 && q.Remaining < q.Limit-1; unpaced && others && b.limit != rate.Inf && p.burst == 1 && o.seq > 0 {
+		// Others' requests were counted before this client's first
+		// (Remaining under Limit − 1), and the plan paces one at a time
+		// until the share is seen (a burst of one): the probe went at
+		// that pace too.
+		othersFirst := q.Remaining >= 0 && q.Remaining < q.Limit-1
+		if firstRate && othersFirst && p.burst == 1 && f != nil {
 			b.paceFromLocked(now, o.sent)
 		}
 	}
@@ -292,10 +297,11 @@ func (b *Bucket) applyLocked(now instant, p plan) {
 // For a first answer that others' requests were counted before: four
 // clients on NestJS's 10 per 1 s each sent a second request with its first
 // answer, and a third at the rate, twelve in the first tenth of a second, two
-// refused in most runs. (A lone client told all but its probe is left: a
-// token bucket kept full, Spring's, never shows its refill paced at the
-// steady rate from the first answer, 95% of its quota used against 101%.)
-// It requires the state owned.
+// refused in most runs. (Not for a lone client, told all but its probe is
+// left: a token bucket kept full, Spring's, shows its refill only when spent
+// faster than the steady rate, and paced from the first answer used 95% of
+// its quota against 101%.) Nothing without a rate. It requires the state
+// owned.
 func (b *Bucket) paceFromLocked(now, sent instant) {
 	if iv := b.iv(); iv > 0 && !math.IsInf(iv, 1) {
 		if t := float64(b.burst) - 1 + now.sub(sent)/iv; t < b.tokensAtLocked(now) {
