@@ -95,7 +95,8 @@
 //   - With [Config.Limit] zero the rate is learned: before the first answer
 //     one request goes out alone and the others wait for what it teaches.
 //     Where that answer shows others' requests counted before it (Remaining
-//     under Limit − 1), the next goes a pace after the first, not at once.
+//     under Limit − 1) and gives a steady rate, the next goes an interval of
+//     it after the first, not at once.
 //     A configured Limit is a ceiling the server can lower but never raise.
 //   - [Config.Pace] chooses how a window's quota is spent: [PaceEven] (the
 //     default) spreads what is left over the time left, [PaceBurst] spends it

@@ -328,6 +328,7 @@ func (m *model) observe(o observation) plan {
 		m.backoffs, m.cutOpen, m.retriedEarly = 0, false, false
 	}
 	m.plan.flights = m.startFlights(q.Remaining >= 0)
+	m.plan.paceFirst, m.plan.firstSent = m.firstPace(o), o.sent
 	return m.plan
 }
 

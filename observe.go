@@ -184,17 +184,7 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 				o.reset, o.coarse, o.delayed = end, false, false
 			}
 		}
-		firstRate := b.limit == rate.Inf && !b.model.answered // this answer sets the bucket's first rate
-		p := b.model.observe(o)
-		b.applyLocked(now, p)
-		// Others' requests were counted before this client's first
-		// (Remaining under Limit − 1), and the plan paces one at a time
-		// until the share is seen (a burst of one): the probe went at
-		// that pace too.
-		othersFirst := q.Remaining >= 0 && q.Remaining < q.Limit-1
-		if firstRate && othersFirst && p.burst == 1 && f != nil {
-			b.paceFromLocked(now, o.sent)
-		}
+		b.applyLocked(now, b.model.observe(o))
 	}
 	b.replanLocked(now)
 	b.releaseLocked(now)
@@ -266,6 +256,9 @@ func (b *Bucket) applyLocked(now instant, p plan) {
 	if p.spare > 0 {
 		b.setTokensLocked(now, max(b.tokensAtLocked(now), min(p.spare, float64(b.burst))))
 	}
+	if iv := b.iv(); p.paceFirst && iv > 0 && !math.IsInf(iv, 1) {
+		b.tat = max(b.tat, p.firstSent.add(iv)) // as if admitted at this rate (firstPace)
+	}
 	if p.capRef != b.capRef {
 		b.capBehind = p.capBehind
 	}
@@ -289,25 +282,6 @@ func (b *Bucket) applyLocked(now instant, p plan) {
 	}
 	b.modelFlights = int64(p.flights)
 	b.capFlightsLocked(now)
-}
-
-// paceFromLocked counts the request sent at sent, admitted while the bucket
-// had no rate (its first, a probe), against the rate the bucket has now: the
-// next goes an interval after it, not at once on a bucket that starts full.
-// For a first answer that others' requests were counted before: four
-// clients on NestJS's 10 per 1 s each sent a second request with its first
-// answer, and a third at the rate, twelve in the first tenth of a second, two
-// refused in most runs. (Not for a lone client, told all but its probe is
-// left: a token bucket kept full, Spring's, shows its refill only when spent
-// faster than the steady rate, and paced from the first answer used 95% of
-// its quota against 101%.) Nothing without a rate. It requires the state
-// owned.
-func (b *Bucket) paceFromLocked(now, sent instant) {
-	if iv := b.iv(); iv > 0 && !math.IsInf(iv, 1) {
-		if t := float64(b.burst) - 1 + now.sub(sent)/iv; t < b.tokensAtLocked(now) {
-			b.setTokensLocked(now, max(t, 0))
-		}
-	}
 }
 
 // capLeftLocked is how many more the cap admits at now: up to its highest

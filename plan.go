@@ -33,6 +33,10 @@ type plan struct {
 	// flights, when positive, is how many requests may be in flight at
 	// once (startFlights).
 	flights int
+	// paceFirst: the answered request, sent at firstSent while the bucket
+	// had no rate, spent a token at the plan's rate (firstPace).
+	firstSent instant
+	paceFirst bool
 	// spare, when positive, is how many tokens a bucket-like server holds
 	// idle beyond a small reserve while the configured ceiling keeps the
 	// rate below what would spend them: the gate may admit them at once.

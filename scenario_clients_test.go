@@ -117,3 +117,31 @@ func TestModelOneFlightOnlyForTheFirstAnswers(t *testing.T) {
 	m = testModel()
 	assert.Zero(t, m.observe(ans(1, 1, 0, 0.001, 30, 29, 3)).flights, "a window of 3 s: paced at its steady rate instead")
 }
+
+// TestModelFirstPace: the first answer of a zero-config bucket counts its
+// request against the rate it sets only where others were counted before it
+// (firstPace).
+func TestModelFirstPace(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		m       model
+		o       observation
+		want    bool
+		comment string
+	}{
+		{"others counted", testModel(), ans(1, 1, 0.5, 0.51, 10, 5, 1.51), true, "paced from its send"},
+		{"alone", testModel(), ans(1, 1, 0.5, 0.51, 10, 9, 1.51), false, "all but its request left: starts full"},
+		{"told", newModel(float64(10*time.Minute), PaceEven, 10), ans(1, 1, 0.5, 0.51, 10, 5, 1.51), false, "admitted at the told rate already"},
+		{"no flight", testModel(), func() observation { o := ans(1, 1, 0.5, 0.51, 10, 5, 1.51); o.inflight = -1; return o }(), false, "not known to be the bucket's"},
+		{"no limit stated", testModel(), ans(1, 1, 0.5, 0.51, -1, 5, 1.51), false, "Remaining alone says nothing of others"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.m.observe(tc.o)
+			assert.Equal(t, tc.want, p.paceFirst, tc.comment)
+			if tc.want {
+				assert.Equal(t, secs(0.5), p.firstSent)
+				assert.False(t, tc.m.observe(ans(2, 2, 0.62, 0.63, 10, 3, 1.63)).paceFirst, "the first answer only")
+			}
+		})
+	}
+}

@@ -128,6 +128,25 @@ func (m *model) startFlights(stated bool) int {
 	return 1
 }
 
+// firstPace reports whether the first answer o, to a request the bucket
+// admitted with no rate (zero config, not told one), counts that request
+// against the rate the plan now sets: the next goes an interval after it
+// was sent, not at once on a bucket that starts full. Where o shows others'
+// requests counted before it (Remaining under Limit − 1) and the plan paces
+// one at a time until the share is seen (a burst of one): four clients on
+// NestJS's 10 per 1 s each sent a second request with its first answer, and
+// a third at the rate, twelve in the first tenth of a second, two refused in
+// most runs. Not for a lone client, told all but its request is left: a
+// token bucket kept full (the kit's Spring) shows its refill only when spent
+// faster than the steady rate, and paced from its first answer used 95% of
+// its quota against 101%. Not for an answer observed without its Flight:
+// nothing says when, or whether, the bucket admitted it.
+func (m *model) firstPace(o observation) bool {
+	q := o.q
+	return m.answers == 1 && o.inflight >= 0 && !m.told() && m.plan.burst == 1 &&
+		q.Remaining >= 0 && q.Remaining < q.Limit-1
+}
+
 // countedEnough is how much counted tells this client's share on any
 // limit; a window of a smaller limit never counts that much (crossed,
 // reordered), and its share is told from less (updateShare).
