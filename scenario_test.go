@@ -875,13 +875,18 @@ func TestScenarioIndependentClients(t *testing.T) {
 		// others' probes just after were refused: 6-11 refused (5-9%).
 		// Spread, 3 in the first second in nearly every run: four
 		// clients' first answers each let two more go at once before
-		// any had seen the others. One at a time until then, none
-		// refused in 176 runs of 200, 1-2 (0.9-1.8%) in 24; used
-		// 90.8-95.8% (90.8% in 14), bounded at 88%.
+		// any had seen the others. One at a time until then, and
+		// the next paced from the first where others were counted
+		// first (firstPace): 200 runs, none refused in 142, 1 in 27,
+		// 2 in 9, 4 (3.5%) in 22, their refusals seconds after the
+		// start; used 87.5-96.7%, 92.7% on average. (Before firstPace,
+		// none in 117, 1 in 21, 2 in 62, used 90.0-95.0%: the same
+		// 0.7 refusals a run on average, 93.3% used, spread
+		// otherwise.) Bounded at 4% and 86%.
 		{"express/fixed-1s", throttletest.Config{
 			Quota:   throttletest.Quota{Limit: 10, Window: time.Second, Align: throttletest.AlignFirstRequest},
 			Dialect: throttletest.IETF, Latency: time.Millisecond, Jitter: 3 * time.Millisecond,
-		}, 0.88, 0.02},
+		}, 0.86, 0.04},
 		// gofiber's sliding window serves at most 75% of its quota after
 		// the first window. Until a client has seen its Remaining rise
 		// within a window, it takes it for a fixed one and, capped, waits
