@@ -82,6 +82,9 @@ func (m *model) capEnd(o observation, sl float64) instant {
 			// window's give-back: 63% used in the kit; 99.7%.)
 			return toldEnd
 		}
+		if o.q.Remaining < 1 {
+			return o.arrived.add(m.apart(coarseSlack)) // spent: the end is when to probe
+		}
 		return o.arrived.add(coarseSlack)
 	}
 	// The window ends in [e − slack, e + slack] for the reset e of

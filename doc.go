@@ -91,7 +91,9 @@
 //     share by (on a limit under eight, once the share has been seen).
 //     When Remaining falls faster than this client spends, other clients
 //     share the quota, and it takes only its share; until the answers have
-//     shown that share, its requests go one at a time.
+//     shown that share, its requests go one at a time. Where no reset says
+//     when a spent window comes back, it probes it 1/share as far apart as a
+//     client alone would, and so do its backoffs after a 429.
 //   - With [Config.Limit] zero the rate is learned: before the first answer
 //     one request goes out alone and the others wait for what it teaches.
 //     Where that answer shows others' requests counted before it (Remaining

@@ -189,7 +189,7 @@ func (m *model) cooldown(o observation) {
 			// a retry was refused again by counting-bare in 2 of 4 runs.
 			base = (backoffBase + 1) * float64(time.Second) / m.rate
 		}
-		until = o.arrived.add(base * math.Pow(backoffGrowth, float64(min(m.backoffs, 60))) * (0.75 + m.uniform()/2))
+		until = o.arrived.add(m.apart(base) * math.Pow(backoffGrowth, float64(min(m.backoffs, 60))) * (0.75 + m.uniform()/2))
 		m.backoffs++
 		m.heldAsTold = false
 	}
