@@ -152,12 +152,13 @@ func TestModelFirstPace(t *testing.T) {
 // (apart); what is left is spread over the same second either way.
 func TestModelOthersProbeASpentQuotaApart(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		others float64 // the others' requests the server counts for each of this client's
-	}{{"alone", 0}, {"shared", 3}} {
+		name        string
+		others      float64 // the others' requests the server counts for each of this client's
+		maxCooldown time.Duration
+	}{{"alone", 0, 10 * time.Minute}, {"shared", 3, 10 * time.Minute}, {"shared, MaxCooldown 1.5 s", 3, 1500 * time.Millisecond}} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Eleven requests one at a time, the last told some left.
-			m := testModel()
+			m := newModel(float64(tc.maxCooldown), PaceEven, 0)
 			per := 1 + tc.others
 			var p plan
 			for i := 0.0; i <= 10; i++ {
@@ -167,13 +168,15 @@ func TestModelOthersProbeASpentQuotaApart(t *testing.T) {
 			assert.Equal(t, secs(2.01), p.capEnd, "what is left is spread over a second")
 
 			p = m.observe(ans(12, 12, 1.1, 1.11, -1, 0, 0))
-			assert.InDelta(t, 1.11*sec+sec/m.share, float64(p.capEnd), 1e3, "a spent window is probed 1/share seconds on")
+			apart := min(sec/m.share, float64(tc.maxCooldown))
+			assert.InDelta(t, 1.11*sec+apart, float64(p.capEnd), 1e3, "a spent window is probed 1/share seconds on, within MaxCooldown")
 
 			p = m.observe(refused(ans(13, 13, 1.2, 1.21, -1, 0, 0), 0))
 			require.True(t, p.holdOn)
 			hold := p.hold.sub(secs(1.21))
-			assert.GreaterOrEqual(t, hold, 0.75*minBackoff/m.share, "a 429 backs off 1/share as long")
-			assert.LessOrEqual(t, hold, 1.25*minBackoff/m.share)
+			backoff := min(minBackoff/m.share, float64(tc.maxCooldown))
+			assert.GreaterOrEqual(t, hold, 0.75*backoff, "a 429 backs off 1/share as long")
+			assert.LessOrEqual(t, hold, min(1.25*backoff, float64(tc.maxCooldown)))
 		})
 	}
 }
