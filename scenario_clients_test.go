@@ -180,3 +180,38 @@ func TestModelOthersProbeASpentQuotaApart(t *testing.T) {
 		})
 	}
 }
+
+// TestModelBurstInFlightAtATurnIsNoSlidingWindow: a fixed window of 50
+// turns while a burst of this client's is in flight, and the first answer
+// of the new window finds the requests admitted after its own counted
+// before it: born short by what was in flight, not by a sliding window's
+// old count (reordered). (The kit's fixed window of 50 per 5 s at a phase
+// of 250 ms: a burst of eight at the turn, answered out of order across
+// it, read as a sliding window whose cap grew, and refused in 1–2% of
+// runs.)
+func TestModelBurstInFlightAtATurnIsNoSlidingWindow(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		admitted float64 // when the first answer of the new window came
+		kind     int
+	}{
+		{"a burst in flight", 48, kindUnknown},
+		{"nothing in flight", 43, kindRefill},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := testModel()
+			for i := 1.0; i <= 40; i++ { // a window of 50 at 10/s
+				at := 0.1 * (i - 1)
+				m.observe(ans(i, i, at, at+0.01, 50, 50-i, 5))
+			}
+			require.Equal(t, 5*sec, m.winLen)
+			// 41 to 48 go at once at 5.2; 43's answer comes first, told
+			// 42 left: five more counted before it than its own two.
+			o := ans(43, tc.admitted, 5.2, 5.21, 50, 42, 10.21)
+			o.behind = 2 // 41 and 42
+			m.observe(o)
+			assert.Equal(t, 1, m.crossings)
+			assert.Equal(t, tc.kind, m.kind)
+		})
+	}
+}
