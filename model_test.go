@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -147,6 +148,19 @@ func TestModelToldRateBoundsAMeasuredRefill(t *testing.T) {
 	require.True(t, m.bucket)
 	assert.Equal(t, 5.0, m.avail, "no more than the rate told")
 	assert.InDelta(t, safety*5/sec, p.capGrow, 1e-12)
+}
+
+// Told the rate, a sliding window gives back no faster than it either:
+// OpenAI's 60 a minute, enforced by a bucket of 10 whose reset reads a
+// second, is a window of 60 per second by its headers, and a client alone
+// took the 51 it would have given back for others' spending.
+func TestModelToldRateBoundsASlidingGiveBack(t *testing.T) {
+	for _, told := range []float64{0, 1} {
+		m := newModel(float64(10*time.Minute), PaceEven, told)
+		m.srvLimit, m.winLen, m.winFirst, m.crossings = 60, sec, 9, 1
+		want := cmp.Or(told, 51.0)
+		assert.InDelta(t, want, m.giveBack(secs(5))*sec, 1e-9, "told %v", told)
+	}
 }
 
 // A request sent after an answer arrived is counted after it: where
