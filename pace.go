@@ -127,11 +127,12 @@ func (m *model) crossed(full, early, short bool) {
 // count has shown yet. (Two alone, a burst of eight at a turn of the kit's
 // 50 per 5 s, answered out of order, read as a sliding window's: refused
 // in 1–2% of runs.) On a limit under eight, once the share has been seen,
-// no more than two of those in flight: none for a probe alone. (Two there, a lone probe one short of a full window of
-// five said nothing, and a sliding counter of 5 per 1 s at a phase was held
-// to each window's end: 60–69% used in the kit. On limits of ten, four
-// clients on NestJS's log of 10 per 1 s drew 4.8 429s a 12 s run with
-// it, against 3.2 without: 6 runs each.)
+// no more than two of those in flight: none for a probe alone. (Two there,
+// a lone probe one short of a full window of five said nothing, and a
+// sliding counter of 5 per 1 s at a phase was held to each window's end:
+// 60–69% used in the kit. On limits of ten, four clients on NestJS's log
+// of 10 per 1 s drew 4.8 429s a 12 s run with it, against 3.2 without: 6
+// runs each.)
 func (m *model) reordered(o observation) float64 {
 	inflight := o.admitted - o.seq + o.behind
 	if m.srvLimit >= countedEnough || !m.shareSeen {

@@ -196,7 +196,7 @@ func TestModelBurstInFlightAtATurnIsNoSlidingWindow(t *testing.T) {
 		kind     int
 	}{
 		{"a burst in flight", 48, kindUnknown},
-		{"nothing in flight", 43, kindRefill},
+		{"only its own two before it in flight", 43, kindRefill},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := testModel()

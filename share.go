@@ -154,7 +154,7 @@ func (m *model) firstPace(o observation) bool {
 // spent by the probes themselves: four clients on haproxy-remaining's 30
 // per 3 s (what is left, no reset), each retrying a second after its last
 // answer, drew 24–29 429s in 12 s, 16 of them before any was served again
-// at 4.5 s; 9–13 this way. No further apart than MaxCooldown, unless d is.
+// at 4.5 s; 8–12 this way (four traces each). No further apart than MaxCooldown, unless d is.
 func (m *model) apart(d float64) float64 { return max(d, min(d/m.ownShare(), m.maxCooldown)) }
 
 // countedEnough is how much counted tells this client's share on any
