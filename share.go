@@ -153,8 +153,9 @@ func (m *model) firstPace(o observation) bool {
 // about as often as one client alone. A server that counts refusals is kept
 // spent by the probes themselves: four clients on haproxy-remaining's 30
 // per 3 s (what is left, no reset), each retrying a second after its last
-// answer, drew 24–29 429s in 12 s, 16 of them before any was served again
-// at 4.5 s; 8–12 this way (four traces each). No further apart than MaxCooldown, unless d is.
+// answer, drew 20–29 429s in 12 s, in one trace 16 of them probes before
+// any was served again at 4.5 s; 8–12 this way (four traces each way). No
+// further apart than MaxCooldown, unless d is.
 func (m *model) apart(d float64) float64 { return max(d, min(d/m.ownShare(), m.maxCooldown)) }
 
 // countedEnough is how much counted tells this client's share on any
