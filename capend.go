@@ -22,7 +22,7 @@ func (m *model) capGrowth(o observation, r float64) (grow float64, from, end ins
 	// Retry-After in every other run.
 	steady := m.steady() / float64(time.Second)
 	if m.sliding() {
-		steady = min(steady, m.giveBack(o.arrived))
+		steady = min(steady, m.giveBack(o.arrived, r))
 		from = m.nextTick(o)
 	}
 	grow = max(safety*steady*m.ownShare(), 1/m.maxCooldown)

@@ -159,7 +159,7 @@ func TestModelToldRateBoundsASlidingGiveBack(t *testing.T) {
 		m := newModel(float64(10*time.Minute), PaceEven, told)
 		m.srvLimit, m.winLen, m.winFirst, m.crossings = 60, sec, 9, 1
 		want := cmp.Or(told, 51.0)
-		assert.InDelta(t, want, m.giveBack(secs(5))*sec, 1e-9, "told %v", told)
+		assert.InDelta(t, want, m.giveBack(secs(5), 0)*sec, 1e-9, "told %v", told)
 	}
 }
 
@@ -1193,6 +1193,62 @@ func TestModelSteadyPaceShowsTheWindow(t *testing.T) {
 		m.observe(ans(seq, seq, sent, sent+0.001, -1, 8, 0))
 	}
 	assert.Equal(t, 2*sec, m.winLen)
+}
+
+// A burst in the span of a steady pace is counted only while the window
+// holds it: HAProxy's request rate of 10 per 1 s, read as 2 s from its first
+// turn, was sent three at once and then 4.75/s, and the first stretch's
+// reading, the burst in the server's count and spread over the whole span,
+// was 1.56 s. Here a sliding log of 10 per 1 s counts them exactly, and that
+// reading was 1.23 s.
+func TestModelSteadyPaceAfterABurstShowsTheWindow(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.001, -1, 9, 0))
+	m.kind, m.winLen, m.srvLimit = kindRefill, 2*sec, 10
+	sent := []float64{0}
+	for at := 0.21; at < 7; at += 0.21 {
+		sent = append(sent, at)
+		if len(sent) == 13 {
+			sent = append(sent, at, at, at) // three at once, at 2.52 s
+		}
+	}
+	for i, at := range sent[1:] {
+		counted := 0.0 // by a log of 1 s, this one included
+		for _, s := range sent[:i+2] {
+			if s > at-1 {
+				counted++
+			}
+		}
+		seq := float64(i + 2)
+		m.observe(ans(seq, seq, at, at+0.001, -1, 10-counted, 0))
+		if m.winLen < 2*sec {
+			break // the first stretch's reading
+		}
+	}
+	assert.InDelta(t, 1.0*sec, m.winLen, 0.1*sec, "window %v", time.Duration(m.winLen))
+	assert.True(t, m.fit.shown)
+}
+
+// A sliding window gives back what it counts: where a steady pace showed
+// its window (no reset states its turns), what is counted now, the limit
+// less what is left, comes back over the next window, not what was missing
+// at the last turn seen, which HAProxy's frequency counter showed at 2 s and
+// never again: told 0 left at 9.2 s, its 10 per 1 s was probed a second
+// on, and again at 11 s (73 of 120 served in 12 s). Refused at that pace,
+// the server is no such window after all (a token bucket sent to just under
+// its refill keeps as much left as one would: Bucket4j's GCRA of 5 per 1 s,
+// read as a window of 0.61 s, drew a 429 in 30% of its answers grown so).
+func TestModelFittedWindowGivesBackWhatItCounts(t *testing.T) {
+	m := testModel()
+	m.kind, m.refilled, m.srvLimit, m.winLen, m.winFirst, m.crossings = kindRefill, true, 10, sec, 9, 1
+	assert.InDelta(t, 1.0, m.giveBack(secs(9), 0)*sec, 1e-9, "what the turn showed missing")
+	m.fit.shown = true
+	assert.InDelta(t, 10.0, m.giveBack(secs(9), 0)*sec, 1e-9, "all counted now")
+	assert.InDelta(t, 9.0, m.giveBack(secs(9), 1)*sec, 1e-9, "all counted now")
+
+	m.fitPace(refused(ans(50, 50, 9, 9.001, -1, 0, 0), 0), 0)
+	assert.True(t, m.fit.refuted)
+	assert.InDelta(t, 1.0, m.giveBack(secs(9), 0)*sec, 1e-9, "refuted")
 }
 
 // A rise places a tick of the server's clock between the earlier request's

@@ -474,10 +474,13 @@ func (m *model) sliding() bool {
 // minute, enforced by a bucket of 10 whose reset reads a second, read as a
 // sliding window giving back 51 a second, and a client alone, told 1/s,
 // took them for others' spending: share 0.04, 46–56% used in 6% of runs.
-func (m *model) giveBack(t instant) float64 {
+func (m *model) giveBack(t instant, r float64) float64 {
 	left := m.winFirst
-	if m.crossings == 0 && m.readASecond() && t >= m.winT0.add(m.winLen) {
+	switch {
+	case m.crossings == 0 && m.readASecond() && t >= m.winT0.add(m.winLen):
 		left = m.winLeast
+	case m.fit.shown && !m.fit.refuted:
+		left = r
 	}
 	back := min(m.srvLimit, max(m.srvLimit-left, 0)) / m.winLen
 	if m.told() {
@@ -489,9 +492,14 @@ func (m *model) giveBack(t instant) float64 {
 // A paceFit is the longest window that what a steady pace left has shown
 // since from (fitPace).
 type paceFit struct {
-	from instant
-	most float64
+	from    instant
+	most    float64
+	shown   bool // the window is what a steady pace showed
+	refuted bool // and yet a request was refused since
 }
+
+// restart begins a fresh stretch at t.
+func (f *paceFit) restart(t instant) { f.from, f.most = t, 0 }
 
 // fitPace shortens the window of a server that states neither a reset nor
 // its window (Bucket4j's Remaining alone, read as r at o), which the time
@@ -507,26 +515,52 @@ type paceFit struct {
 // was paced at 4.7/s with half its quota left for good: 50% used.)
 func (m *model) fitPace(o observation, r float64) {
 	span := m.winLen
-	if m.stated || m.kind != kindRefill || m.bucket || m.srvLimit <= 0 || span <= 0 || !m.sends.complete(o.arrived.add(-span)) {
+	if m.stated || m.kind != kindRefill || m.bucket || m.srvLimit <= 0 || span <= 0 {
+		return
+	}
+	if limited(o.status, o.q) {
+		// Refused at the pace a fitted window gives: not a sliding
+		// window's count after all, or not that window (refuted).
+		m.fit.refuted = m.fit.shown
+		return
+	}
+	if !m.sends.complete(o.arrived.add(-span)) {
 		return
 	}
 	if m.fit.from == 0 || o.arrived.sub(m.fit.from) > 2*span {
-		m.fit = paceFit{from: o.arrived} // a fresh stretch
+		m.fit.restart(o.arrived) // a fresh stretch
 		return
 	}
 	sent := m.sends.returned(span, o.arrived, o.arrived.add(span)) // sent in (o.arrived − span, o.arrived]
 	if sent < 5 {
-		m.fit = paceFit{from: o.arrived} // no steady pace to read
+		m.fit.restart(o.arrived) // no steady pace to read
 		return
 	}
 	if r <= m.srvLimit/2 {
-		m.fit.most = max(m.fit.most, (m.srvLimit-r)*span/sent)
+		m.fit.most = max(m.fit.most, m.fitWindow(o, r, span))
 	}
 	if o.arrived.sub(m.fit.from) < span {
 		return
 	}
 	if m.fit.most > 0 && m.fit.most < 0.98*span {
-		m.winLen = m.fit.most
+		m.winLen, m.fit.shown = m.fit.most, true
 	}
-	m.fit = paceFit{from: o.arrived}
+	m.fit.restart(o.arrived)
+}
+
+// fitWindow is the window that this client's sends fill with what the
+// server counts, r left at o: W where W·(Limit − r) ÷ W's sends is W,
+// found by iterating that from span. One step is the steady pace's
+// reading; a burst in the span is counted by the server only while the
+// window holds it, and the steps leave it out once the window does not.
+func (m *model) fitWindow(o observation, r, span float64) float64 {
+	w := span
+	for range 6 {
+		sent := m.sends.returned(w, o.arrived, o.arrived.add(w))
+		if sent < 1 {
+			break
+		}
+		w = min((m.srvLimit-r)*w/sent, span)
+	}
+	return w
 }

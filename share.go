@@ -28,7 +28,7 @@ func (m *model) countShare(o observation, prev answer, r, own float64, sameWin, 
 		if newer {
 			m.ownAcc, m.spentAcc = m.ownAcc/2, m.spentAcc/2
 		}
-		refill := m.giveBack(o.arrived) * o.arrived.sub(prev.arrived)
+		refill := m.giveBack(o.arrived, prev.remaining) * o.arrived.sub(prev.arrived)
 		m.ownAcc += own
 		m.spentAcc = max(m.spentAcc+prev.remaining-r+refill, 0)
 	case sameWin && r <= prev.remaining+0.5:
