@@ -576,14 +576,15 @@ func TestModelMovingResetProbedWhenTheFirstComesBack(t *testing.T) {
 	assert.True(t, m.refilled)
 
 	// Nothing left: the log gives back this client's oldest request it
-	// holds, a window after it went (3.006 s: the request sent at 0 s was
-	// given back by then), not more at the rate measured from this answer
-	// on.
+	// holds, a window after it was answered (3.006 s: the request sent at
+	// 0 s was given back by then): one may go then, or once the rate
+	// measured from this answer on brings one, whichever is later.
 	p = m.observe(ans(32, 32, 3.05, 3.052, 30, 0, 7))
 	require.True(t, m.refills())
-	assert.Equal(t, secs(3.108), p.capAt, "the request sent at 0.1 s, back at 3.106 s plus a latency")
-	assert.Equal(t, 32.0, p.capSeq(secs(3.1)))
-	assert.Greater(t, p.capSeq(secs(3.3)), 32.0)
+	back := secs(3.102)                                          // the request answered at 0.102 s, held 3 s
+	first := max(back, p.capAt.add(1/p.capGrow))                 // and the rate measured
+	assert.Less(t, p.capSeq(first.add(-1e6)), 33.0, "no sooner") // than the log gives one back
+	assert.InDelta(t, 33.0, p.capSeq(first), 1e-6, "the first then")
 
 	// Refused: nothing comes back before the reset, and the caps end there
 	// from then on.
@@ -2147,7 +2148,10 @@ func TestModelTokenBucketIsNoLog(t *testing.T) {
 		at += 0.1
 		p := obs(k, 0)
 		if m.refills() {
-			assert.Equal(t, secs(9.001), p.capAt, "until then, it may be a log: its cap grows from the burst's return")
+			// Until then, it may be a log: one goes when it gives back
+			// the oldest of the 30 newest it holds, of the burst yet.
+			back := 9.001 + 0.01*(k-30)
+			assert.InDelta(t, back*sec, float64(p.capAt.add(1/p.capGrow)), 1e3, "request %v", k)
 		}
 	}
 	at += 1.1
@@ -2157,6 +2161,37 @@ func TestModelTokenBucketIsNoLog(t *testing.T) {
 	at += 0.01
 	p := obs(47, 0)
 	assert.Equal(t, secs(at+0.001), p.capAt, "the cap grows from the answer")
+}
+
+// A sliding log gives each request back a window after it was counted, by
+// its answer at the latest: not by the send and another request's latency,
+// which a slower trip outlasts (the kit's log of 10 per 1 s, answers 1–3 ms
+// late, told 10/s: 19 429s in 30 s so). A client alone, told r left, has
+// the log hold its Limit − r newest requests, and the oldest of those is the
+// next back, whatever a window read a little long says of an older one
+// (the kit's log of 5 per 1 s, read as 1.015 s: the request sent at 9.023 s,
+// given back at 10.023 s, was taken for held at 10.036 s, and the next
+// request went at its return, refused).
+func TestModelSlidingLogGivesBackByTheAnswer(t *testing.T) {
+	m := testModel()
+	m.srvLimit, m.winLen, m.shareSeen = 5, 1.015*sec, true
+	for _, at := range []float64{9.023, 9.274, 9.526, 9.778, 10.030} {
+		m.sends.add(secs(at), secs(at+0.003))
+	}
+	m.sends.add(secs(10.033), secs(10.036))
+	o := ans(6, 6, 10.033, 10.036, -1, 0, 0)
+	assert.Equal(t, secs(9.277).add(1.015*sec), m.sureReturn(o, 0), "the fifth newest, answered at 9.277 s")
+	assert.Equal(t, secs(9.529).add(1.015*sec), m.sureReturn(o, 1), "told one left, it holds the four newest")
+	m.share = 0.5
+	assert.Equal(t, secs(9.026).add(1.015*sec), m.sureReturn(o, 0), "others' in the log: by the window")
+
+	// A trip slower than the answer's: back by its own answer.
+	m = testModel()
+	m.srvLimit, m.winLen = 5, sec
+	m.sends.add(secs(1), secs(1.004)) // 4 ms on its way
+	o = ans(2, 2, 1.5, 1.501, -1, 0, 0)
+	assert.Equal(t, secs(2.004), m.sureReturn(o, 0))
+	assert.Equal(t, secs(2.001), m.logReturn(o), "by the send and this answer's latency")
 }
 
 // Flask-Limiter's moving window, a sliding log of 30 per 3 s, reads 3 s as

@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -82,6 +83,21 @@ func (l *sendLog) complete(t instant) bool {
 	return slices.Min(l.at[:]) <= t
 }
 
+// nth returns the index of the nth newest request the log holds, by its
+// send, and whether it holds n.
+func (l *sendLog) nth(n int) (int, bool) {
+	held := min(l.n, sendLogSize)
+	if n < 1 || n > held {
+		return 0, false
+	}
+	idx := make([]int, held)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(l.at[b], l.at[a]) })
+	return idx[n-1], true
+}
+
 // logHold is how long a sliding log holds a request of this client's, as
 // o reads: a window after the request went, plus a latency (it was counted
 // on arrival). A window read from whole-second resets may be up to a
@@ -108,20 +124,40 @@ func (m *model) logHold(o observation) float64 {
 // held, if the log of sends may have
 // lost the oldest (all it keeps are held), or if no window is known:
 // nothing to wait for.
-func (m *model) logReturn(o observation) instant { return m.returnAfter(o, m.logHold(o)) }
+func (m *model) logReturn(o observation) instant { return m.returnAfter(o, m.logHold(o), &m.sends.at) }
+
+// sureReturn is logReturn by each request's answer rather than its send:
+// the log had counted it by then, so it is back for sure a window after,
+// however slow its way there was (by o's latency, a request that took
+// longer was taken back early). A client alone, told r left at o, has the
+// log hold its Limit − r newest requests: the oldest of them is the next
+// back, whatever the window read says of older ones (the kit's log of 5
+// per 1 s, read as 1.015 s, held one given back 12 ms before, and the next
+// request went at its return, a 429 in one run of 45 requests).
+func (m *model) sureReturn(o observation, r float64) instant {
+	hold := m.logHold(o) - o.arrived.sub(o.sent)
+	back := m.returnAfter(o, hold, &m.sends.answered)
+	if m.shareSeen && m.share >= 1 && back > o.arrived {
+		if i, ok := m.sends.nth(int(m.srvLimit - r)); ok {
+			back = max(back, m.sends.answered[i].add(hold))
+		}
+	}
+	return back
+}
 
 // latestReturn is logReturn at the latest: for the whole window read and
 // a latency, where a window read from whole-second resets may be a second
 // shorter (logHold takes that second off).
 func (m *model) latestReturn(o observation) instant {
-	return m.returnAfter(o, m.winLen+o.arrived.sub(o.sent))
+	return m.returnAfter(o, m.winLen+o.arrived.sub(o.sent), &m.sends.at)
 }
 
-// returnAfter is logReturn for a log that holds each request for hold.
-func (m *model) returnAfter(o observation, hold float64) instant {
+// returnAfter is logReturn for a log that gives each request back hold
+// after its instant in from (the log's sends, or their answers).
+func (m *model) returnAfter(o observation, hold float64, from *[sendLogSize]instant) instant {
 	next, held := never, 0
 	for i := range min(m.sends.n, sendLogSize) {
-		if back := m.sends.at[i].add(hold); back > o.arrived {
+		if back := from[i].add(hold); back > o.arrived {
 			next, held = min(next, back), held+1
 		}
 	}
