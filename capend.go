@@ -47,17 +47,17 @@ func (m *model) capGrowth(o observation, r float64) (grow float64, from, end ins
 		// token bucket's next token, or a sliding log's next request
 		// given back, which is this client's oldest request it still
 		// holds, a window after its answer (sureReturn), until the
-		// bucket gives back
-		// more than such a log would. Grown from this answer at
-		// the rate measured, Flask-Limiter's log told 10/s drew a
-		// 429 and a whole-window Retry-After in every run: it had
-		// been sent nothing a window before. A client alone takes
-		// the one given back then, not a request's interval later
-		// (Flask-Limiter's 10 per 1 s: 102 of 120 served in 12 s,
-		// 106–107 so); where others share the log, each waits its
-		// interval at its share, lest they keep it full to the
-		// request. The next request goes within MaxCooldown all the
-		// same (FuzzNeverStuck found a wait of twice that).
+		// bucket gives back more than such a log would. Grown from
+		// this answer at the rate measured, Flask-Limiter's log told
+		// 10/s drew a 429 and a whole-window Retry-After in every
+		// run: it had been sent nothing a window before. A client
+		// alone takes the one given back then, not a request's
+		// interval later (Flask-Limiter's 10 per 1 s: 102 of 120
+		// served in 12 s, 106–107 so); where others share the log,
+		// each waits its interval at its share, lest they keep it
+		// full to the request. The next request goes within
+		// MaxCooldown all the same (FuzzNeverStuck found a wait of
+		// twice that).
 		back := m.sureReturn(o, r)
 		if m.ownShare() >= 1 {
 			back = back.add(-1 / grow)

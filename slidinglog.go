@@ -90,12 +90,13 @@ func (l *sendLog) nth(n int) (int, bool) {
 	if n < 1 || n > held {
 		return 0, false
 	}
-	idx := make([]int, held)
-	for i := range idx {
+	var idx [sendLogSize]int
+	for i := range held {
 		idx[i] = i
 	}
-	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(l.at[b], l.at[a]) })
-	return idx[n-1], true
+	newest := idx[:held]
+	slices.SortFunc(newest, func(a, b int) int { return cmp.Compare(l.at[b], l.at[a]) })
+	return newest[n-1], true
 }
 
 // logHold is how long a sliding log holds a request of this client's, as
