@@ -36,21 +36,12 @@ func (m *model) mayBeLog() bool {
 // 12 s. nest's log of 1 s, its burst counted and answered out of order,
 // was bounded at 9 ms and spent at 1000/s: a 429 every window.)
 func (m *model) logBound(o observation, r float64) {
-	var before [sendLogSize]instant // on the stack: sorted, not the log itself
-	n := 0
-	for i := range min(m.sends.n, sendLogSize) {
-		if m.sends.answered[i] < o.sent {
-			before[n] = m.sends.at[i]
-			n++
-		}
-	}
 	held := int(math.Ceil(m.srvLimit - r)) // o's among them
-	if held < 1 || held > n {
+	i, ok := m.sends.newest(held, func(i int) bool { return m.sends.answered[i] < o.sent })
+	if !ok {
 		return
 	}
-	sends := before[:n]
-	slices.Sort(sends)
-	w := o.arrived.sub(sends[n-held]) // no sooner than the newest of this client's given back
+	w := o.arrived.sub(m.sends.at[i]) // no sooner than the newest of this client's given back
 	if m.logWin == 0 || w < m.logWin {
 		m.logWin = w
 		m.fitRead()
@@ -83,20 +74,24 @@ func (l *sendLog) complete(t instant) bool {
 	return slices.Min(l.at[:]) <= t
 }
 
-// nth returns the index of the nth newest request the log holds, by its
-// send, and whether it holds n.
-func (l *sendLog) nth(n int) (int, bool) {
-	held := min(l.n, sendLogSize)
-	if n < 1 || n > held {
+// newest returns the index of the nth newest, by its send, of the
+// requests the log holds that keep takes, and whether it holds n of them.
+// It sorts on the stack, not the log itself.
+func (l *sendLog) newest(n int, keep func(i int) bool) (int, bool) {
+	var idx [sendLogSize]int
+	k := 0
+	for i := range min(l.n, sendLogSize) {
+		if keep(i) {
+			idx[k] = i
+			k++
+		}
+	}
+	if n < 1 || n > k {
 		return 0, false
 	}
-	var idx [sendLogSize]int
-	for i := range held {
-		idx[i] = i
-	}
-	newest := idx[:held]
-	slices.SortFunc(newest, func(a, b int) int { return cmp.Compare(l.at[b], l.at[a]) })
-	return newest[n-1], true
+	kept := idx[:k]
+	slices.SortFunc(kept, func(a, b int) int { return cmp.Compare(l.at[b], l.at[a]) })
+	return kept[n-1], true
 }
 
 // logHold is how long a sliding log holds a request of this client's, as
@@ -139,7 +134,8 @@ func (m *model) sureReturn(o observation, r float64) instant {
 	hold := m.logHold(o) - o.arrived.sub(o.sent)
 	back := m.returnAfter(o, hold, &m.sends.answered)
 	if m.shareSeen && m.share >= 1 && back > o.arrived {
-		if i, ok := m.sends.nth(int(m.srvLimit - r)); ok {
+		all := func(int) bool { return true }
+		if i, ok := m.sends.newest(int(math.Ceil(m.srvLimit-r)), all); ok {
 			back = max(back, m.sends.answered[i].add(hold))
 		}
 	}
