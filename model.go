@@ -84,7 +84,7 @@ type model struct {
 	stated   bool    // winLen was stated (IETF w, a policy), not inferred
 	kind     int
 	fullAt   bool     // resets say when the server's bucket is full again
-	gcra     fullRead // the first reset read so, or a log shown (emptiesAsALog)
+	gcra     fullRead // the reading with the most left, and whether a log was shown (emptiesAsALog)
 	// bucket: Remaining is a token count that refills continuously (GCRA,
 	// token buckets): resets that say when it is full, or a reset that
 	// moves on with the clock instead of marking a window's end.

@@ -959,7 +959,9 @@ func TestModelLogResetWhenEmptyIsNoGCRA(t *testing.T) {
 	// (the kit's, Flask-Limiter's). Its first window spent, a probe after
 	// the first request left the log is told one left, with a reset a
 	// window on: before the last answer's, so read as GCRA, whose reset is
-	// when its bucket is full again.
+	// when its bucket is full again. But its first answer, told 59 left,
+	// had its reset a window on too, where GCRA's, one spent, would have
+	// been a sixtieth of that: the next answer read as GCRA's shows a log.
 	// Stated (IETF's w) or not, the same.
 	for _, window := range []time.Duration{0, 10 * time.Second} {
 		t.Run(fmt.Sprintf("window stated %v", window), func(t *testing.T) {
@@ -973,8 +975,9 @@ func TestModelLogResetWhenEmptyIsNoGCRA(t *testing.T) {
 				obs(ans(i, i, sent, sent+0.003, 60, 60-i, math.Ceil(sent+10.002)))
 			}
 			obs(ans(61, 61, 10.008, 10.010, 60, 1, 21))
+			require.True(t, m.fullAt, "a reset before the last one could pass")
 			obs(ans(62, 62, 10.010, 10.016, 60, 0, 21))
-			require.True(t, m.fullAt)
+			assert.False(t, m.fullAt, "a reset a window on, as with 59 left")
 			// The log gives back the first window's requests, 15 left,
 			// and its reset is still a window on. GCRA's would be 2.7 s
 			// sooner with a quarter of its limit more left: read so, the

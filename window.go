@@ -20,7 +20,7 @@ func (m *model) learnWindow(o observation) {
 		return
 	}
 	d := o.reset.sub(o.arrived)
-	if m.fullAt && m.emptiesAsALog(o, d) {
+	if m.emptiesAsALog(o, d) {
 		// Not GCRA after all: a log whose reset is when its newest
 		// request leaves it. Its window, unless stated, is read as any
 		// other's, anew, and what it gave back is weighed against that
@@ -74,15 +74,22 @@ type fullRead struct {
 
 // emptiesAsALog reports whether the answer o, its reset d after it, shows
 // that a server read as GCRA resets when a sliding log empties: a window
-// after the newest request it counted (Flask-Limiter's moving window). The
-// first reading it is given is kept (gcra) and the later ones are weighed
-// against it; that one reports false. A
+// after the newest request it counted (Flask-Limiter's moving window). Of
+// every answer's reading, from the first answer on, the one with the most
+// left is kept (gcra), and each reading with less is weighed against it. A
 // bucket's deficit refills at its rate, so with more left it is full
 // sooner, by the deficit's share of the window; a log's reset stays a
 // window ahead of each request however much is left. Two readings whose
 // deficits differ by a quarter of the limit or more, where GCRA would have
-// the later reset two seconds or more sooner than the first (well past a
-// whole second's rounding), and it is not: a log. (Flask-Limiter's 60
+// the one with more left two seconds or more sooner than the other (well
+// past a whole second's rounding), and it is not: a log. The first answer
+// tells most: one request in a log holds it a window, one spent of GCRA's
+// bucket a limit's share of that. (Kept only from the first answer read
+// as GCRA's, the reading with 13 of the kit's 30 left and its reset at
+// 3 s, IETF's dialect, w=3, was too close to the log's later ones: read as
+// GCRA throughout, the give-back the log echoed a window later, less than
+// GCRA's refill, was taken for others' spending, a share of 0.83, and a
+// lone client used 87% of the quota.) (Flask-Limiter's 60
 // per 10 s, read as GCRA, took its reset 10.7 s after an answer told 13
 // left for a window of 14 s, and grew its cap at a bucket's measured rate
 // where the log gave nothing back: a 429 in each of the first windows.)
@@ -92,18 +99,15 @@ type fullRead struct {
 // read as a log (2.5, 12 runs).
 func (m *model) emptiesAsALog(o observation, d float64) bool {
 	l, r := m.srvLimit, o.q.Remaining
-	if l <= 0 || r < 0 || r >= l || !m.shareSeen || m.share < 1 {
+	if l <= 0 || r < 0 || r >= l {
 		return false
 	}
-	if m.gcra.d == 0 {
+	hi, lo := m.gcra, fullRead{r: r, d: d}
+	if hi.d == 0 || lo.r > hi.r {
 		m.gcra.r, m.gcra.d = r, d
 		return false
 	}
-	lo, hi := m.gcra, fullRead{r: r, d: d}
-	if lo.r > hi.r {
-		lo, hi = hi, lo
-	}
-	if hi.r-lo.r < l/4 {
+	if !m.fullAt || !m.shareSeen || m.share < 1 || hi.r-lo.r < l/4 {
 		return false
 	}
 	gcra := lo.d * (l - hi.r) / (l - lo.r) // the reset GCRA would state with hi.r left
