@@ -159,7 +159,7 @@ func TestModelToldRateBoundsASlidingGiveBack(t *testing.T) {
 		m := newModel(float64(10*time.Minute), PaceEven, told)
 		m.srvLimit, m.winLen, m.winFirst, m.crossings = 60, sec, 9, 1
 		want := cmp.Or(told, 51.0)
-		assert.InDelta(t, want, m.giveBack(secs(5), 0)*sec, 1e-9, "told %v", told)
+		assert.InDelta(t, want, m.giveBack(secs(5), 0, 0)*sec, 1e-9, "told %v", told)
 	}
 }
 
@@ -994,16 +994,16 @@ func TestModelLogResetWhenEmptyIsNoGCRA(t *testing.T) {
 
 func TestModelRefillCountsAsSpentInTheShare(t *testing.T) {
 	// Four clients on a sliding window of 100 per 10 s whose last window
-	// counted 98 (its first answer: 2 left), so 9.8/s comes back. Each
-	// 0.4 s this one sends 1 and the others 3, and the window gives about
-	// 4 back: the count holds. What came back was spent too: this client's
-	// share is a quarter, not all of it.
+	// counted 98 (its first answer, its own request counted too: 1 left),
+	// so 9.8/s comes back. Each 0.4 s this one sends 1 and the others 3,
+	// and the window gives about 4 back: the count holds. What came back
+	// was spent too: this client's share is a quarter, not all of it.
 	m := testModel()
-	m.observe(ans(1, 1, 0, 0.01, 100, 2, 10))
-	m.observe(ans(2, 2, 0.4, 0.41, 100, 3, 10)) // a rise: refilling
+	m.observe(ans(1, 1, 0, 0.01, 100, 1, 10))
+	m.observe(ans(2, 2, 0.4, 0.41, 100, 2, 10)) // a rise: refilling
 	require.Equal(t, kindRefill, m.kind)
 	for i := 1.0; i <= 20; i++ {
-		m.observe(ans(2+i, 2+i, 0.4+0.4*i, 0.41+0.4*i, 100, 3, 10))
+		m.observe(ans(2+i, 2+i, 0.4+0.4*i, 0.41+0.4*i, 100, 2, 10))
 	}
 	assert.InDelta(t, 0.25, m.share, 0.02)
 }
@@ -1034,6 +1034,31 @@ func TestModelSlidingGiveBackIsTheLastWindowsCount(t *testing.T) {
 	// (TestModelSlidingCapGrowsFromTheNextTick has a server that ticks.)
 	assert.True(t, m.offTick, "gave back between ticks")
 	assert.InDelta(t, 12.41*sec, float64(p.capAt), 1e6, "grows from %v", time.Duration(p.capAt))
+}
+
+func TestModelSlidingShareLeavesTheFirstRequestInItsWindow(t *testing.T) {
+	// A lone client sends 4 a second to a sliding-window counter of 5 per
+	// 1 s that keeps to whole seconds: each window weighs the last one's 4
+	// as it passes, and each answer finds nothing left. The first answer
+	// of a window finds its own request counted with the last window's:
+	// only 4 of those 5 leave in this window, which is what this client
+	// sends. Taken for 5, its share read 4/5 of itself.
+	m := testModel()
+	seq := 0.0
+	for w := 0.0; w < 12; w++ {
+		for i := range 4 {
+			seq++
+			tau := 0.01 + 0.25*float64(i)
+			count := float64(i + 1) // this window's, its own among them
+			if w > 0 {
+				count += 4 * (1 - tau) // the last window's, weighed
+			}
+			m.observe(ans(seq, seq, w+tau, w+tau+0.002, 5, math.Floor(5-count), w+1))
+		}
+	}
+	require.True(t, m.sliding(), "a sliding window")
+	require.True(t, m.shareSeen)
+	assert.Equal(t, 1.0, m.share, "alone")
 }
 
 // fiber's sliding window reads a whole-second clock: its Remaining comes
@@ -1245,14 +1270,14 @@ func TestModelSteadyPaceAfterABurstShowsTheWindow(t *testing.T) {
 func TestModelFittedWindowGivesBackWhatItCounts(t *testing.T) {
 	m := testModel()
 	m.kind, m.refilled, m.srvLimit, m.winLen, m.winFirst, m.crossings = kindRefill, true, 10, sec, 9, 1
-	assert.InDelta(t, 1.0, m.giveBack(secs(9), 0)*sec, 1e-9, "what the turn showed missing")
+	assert.InDelta(t, 1.0, m.giveBack(secs(9), 0, 0)*sec, 1e-9, "what the turn showed missing")
 	m.fit.shown = true
-	assert.InDelta(t, 10.0, m.giveBack(secs(9), 0)*sec, 1e-9, "all counted now")
-	assert.InDelta(t, 9.0, m.giveBack(secs(9), 1)*sec, 1e-9, "all counted now")
+	assert.InDelta(t, 10.0, m.giveBack(secs(9), 0, 0)*sec, 1e-9, "all counted now")
+	assert.InDelta(t, 9.0, m.giveBack(secs(9), 1, 0)*sec, 1e-9, "all counted now")
 
 	m.fitPace(refused(ans(50, 50, 9, 9.001, -1, 0, 0), 0), 0)
 	assert.True(t, m.fit.refuted)
-	assert.InDelta(t, 1.0, m.giveBack(secs(9), 0)*sec, 1e-9, "refuted")
+	assert.InDelta(t, 1.0, m.giveBack(secs(9), 0, 0)*sec, 1e-9, "refuted")
 }
 
 // A rise places a tick of the server's clock between the earlier request's

@@ -460,8 +460,9 @@ func (m *model) sliding() bool {
 
 // giveBack is the rate, per nanosecond, at which a sliding window gives
 // back its quota at t, r left at the latest answer: what the last window
-// counted (the limit less what this window's first answer found left),
-// spread over the window. Where a steady pace showed the window (fitPace)
+// counted (the limit less what this window's first answer found left,
+// less opened of this window's own that it found counted: they leave in
+// the next), spread over the window. Where a steady pace showed the window (fitPace)
 // and no refusal since refuted it, it is what is counted now, the limit
 // less r: a server that states no reset renews no window's first answer,
 // and HAProxy's frequency counter, its turn seen at 2 s with 9 left, told
@@ -482,8 +483,8 @@ func (m *model) sliding() bool {
 // minute, enforced by a bucket of 10 whose reset reads a second, read as a
 // sliding window giving back 51 a second, and a client alone, told 1/s,
 // took them for others' spending: share 0.04, 46–56% used in 6% of runs.
-func (m *model) giveBack(t instant, r float64) float64 {
-	left := m.winFirst
+func (m *model) giveBack(t instant, r, opened float64) float64 {
+	left := m.winFirst + opened
 	switch {
 	case m.crossings == 0 && m.readASecond() && t >= m.winT0.add(m.winLen):
 		left = m.winLeast

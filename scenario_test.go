@@ -596,7 +596,9 @@ func TestScenarioDelaysInWholeSeconds(t *testing.T) {
 // (roundedUp), and refused: the counter gives nothing back until then. So
 // one refusal a run, where none was before that change (9 in 40 runs);
 // what it serves stays where it was, 46% over these 40 phases and orders
-// against 46.2% (36–50% a run, as before). (Grown from each answer, the
+// against 46.2% (36–50% a run, as before). Since a window's first request
+// is left out of what the share counts the last window giving back
+// (countShare), 47.6% and 51 refused, against 45.8% and 46. (Grown from each answer, the
 // cap drew a 429 and a second's Retry-After two or three times in 12 s
 // against fiber itself; here 4–9 refused in 30 s.) Out of order, the
 // windows after each hold are new ones by their resets, whose jumps place
@@ -621,7 +623,7 @@ func TestScenarioCoarseClockSlidingWindowOfASecond(t *testing.T) {
 		}
 	}
 	assert.GreaterOrEqual(t, used/float64(runs), 0.44, "used, over all runs")
-	assert.LessOrEqual(t, refused, 5*runs/4, "refused, over all runs")
+	assert.LessOrEqual(t, refused, 4*runs/3, "refused, over all runs")
 }
 
 // TestScenariosWithoutQuotaHeaders: servers that say nothing but 429 (or

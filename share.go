@@ -24,11 +24,16 @@ func (m *model) countShare(o observation, prev answer, r, own float64, sameWin, 
 		// half for the others' spending, paced at its share, and so got
 		// back less again (share 1 → 0.51 in 30 s at 5/s in the kit;
 		// fiber's sliding window, 0.39). Rises count too: they are
-		// the give-back.
+		// the give-back. The first answer's own request is this
+		// window's, not the last one's: taken for the last one's, a
+		// lone client sent to a window one less than it was credited
+		// with, and read its share as its pace over that pace plus
+		// one (the kit's sliding counters of 5 per 1 s: 0.75–0.85,
+		// paced at 3.5/s, 64–67% used at a phase).
 		if newer {
 			m.ownAcc, m.spentAcc = m.ownAcc/2, m.spentAcc/2
 		}
-		refill := m.giveBack(o.arrived, prev.remaining) * o.arrived.sub(prev.arrived)
+		refill := m.giveBack(o.arrived, prev.remaining, 1) * o.arrived.sub(prev.arrived)
 		m.ownAcc += own
 		m.spentAcc = max(m.spentAcc+prev.remaining-r+refill, 0)
 	case sameWin && r <= prev.remaining+0.5:

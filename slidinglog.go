@@ -245,5 +245,5 @@ func (m *model) weighLog(o observation, prev answer, r, own float64) bool {
 		m.notLog = true
 		return false
 	}
-	return back >= m.giveBack(o.arrived, prev.remaining)*o.arrived.sub(prev.arrived)+1 && back <= logged
+	return back >= m.giveBack(o.arrived, prev.remaining, 0)*o.arrived.sub(prev.arrived)+1 && back <= logged
 }
