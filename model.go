@@ -66,9 +66,8 @@ const (
 	kindRefill  // a rise inside a window, or a reset that moves (GCRA)
 )
 
-// model is the server model's state. A Bucket embeds it; its fields are
-// guarded by Bucket.mu, but its methods read no clock and touch nothing
-// outside it.
+// model is the server model's state. A Bucket embeds it; Bucket.mu guards
+// its fields, but its methods read no clock and touch nothing outside it.
 type model struct {
 	maxCooldown float64 // nanoseconds
 	pace        Pace
@@ -99,7 +98,8 @@ type model struct {
 	tokens bool
 	// holdsToReset: such a bucket refused a probe at (or a second short
 	// of) its window's length after its first answer: it gives nothing
-	// back before its reset, and its windows are spent at once (spread).
+	// back before its reset, and its windows are spent at once (spread),
+	// unless it is seen to refill after all (admittedBeforeReset).
 	holdsToReset bool
 	// logWin bounds the window of such a bucket that has not shown that
 	// it refills at a rate, as a sliding log's (Flask-Limiter's moving
@@ -213,8 +213,7 @@ type model struct {
 	jitter    rand.PCG
 }
 
-// An answer is what the model keeps of one observation; the zero answer
-// (ok false) is none.
+// An answer is what the model keeps of one observation; the zero one is none.
 type answer struct {
 	ok             bool
 	seq, remaining float64
@@ -460,6 +459,7 @@ func (m *model) remaining(o observation) {
 			}
 			m.crossed(full, early, short > others)
 		}
+		m.refilled = m.refilled || m.bucket && newer && m.admittedBeforeReset(o, prev, psl)
 		if sameWin && m.kind == kindRefill && !m.bucket && m.weighLog(o, prev, r, own) {
 			// A rise inside a window by a lump that a sliding log gives
 			// back and a sliding counter does not: a log, whose

@@ -597,6 +597,17 @@ func TestModelMovingResetProbedWhenTheFirstComesBack(t *testing.T) {
 	m.observe(ans(32, 32, 6.1, 6.102, 30, 29, 10))
 	p = m.observe(ans(60, 60, 6.2, 6.202, 30, 0, 10))
 	assert.InDelta(t, 10.104*sec, float64(p.capEnd), 1e3, "at the latest reset, not 3 s after the window's first answer: %v", time.Duration(p.capEnd))
+
+	// Refused, and then admitted before that reset could pass (a log
+	// whose resets were not a second long, probed early): it gives back
+	// before its reset after all, and is not held to it.
+	m = testModel()
+	spend(&m)
+	m.observe(o)
+	require.True(t, m.holdsToReset)
+	p = m.observe(ans(32, 32, 4.001, 4.003, 30, 0, 8))
+	assert.True(t, m.refilled, "admitted 2 s before the reset the refusal stated")
+	assert.Less(t, p.rate, math.Inf(1), "not spent at once as a bucket held to its reset")
 }
 
 func TestModelGCRASecondsUntilFull(t *testing.T) {

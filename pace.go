@@ -213,6 +213,19 @@ func (m *model) gaveBackOne(o observation, prev answer, r, own float64) bool {
 	return m.knownWindow() > 0 && r > prev.remaining-0.5 && r+own < m.srvLimit-1 && !limited(o.status, o.q)
 }
 
+// admittedBeforeReset reports whether the causal answer o admitted its
+// request where the answer prev had found nothing left, sent before prev's
+// reset (less its slack pl) could have passed: a bucket that gives back
+// before its reset, whatever a refusal before had suggested (holdsToReset;
+// gin-rate-limit admits nothing until its reset has passed). Its reset
+// moved on, so o's is no answer of prev's window. (The kit's log of 60 per
+// 10 s, its reset a date, truncated: probed a second before its first
+// request left it, refused, and taken to hold to its reset, it was sent
+// nothing from the next probe, admitted, to that reset 10 s on: 67% used.)
+func (m *model) admittedBeforeReset(o observation, prev answer, pl float64) bool {
+	return prev.resetOK && prev.remaining < 0.5 && !limited(o.status, o.q) && o.status < 400 && o.sent < prev.reset.add(-pl)
+}
+
 // refilledPast reports whether the causal answer o, told r left after the
 // answer prev, found the server back to full, by more than a bucket
 // refilling at the limit rate could have given back in between (from a
