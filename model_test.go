@@ -547,6 +547,38 @@ func TestModelMovingResetWithoutRefillIsACapToIt(t *testing.T) {
 	assert.Greater(t, p.capGrow, 0.0, "its cap grows")
 }
 
+func TestModelBucketAtItsTopMeasuresNoLess(t *testing.T) {
+	// A token bucket of 2 refilling 5 a second (OpenAI's limit of 5 per
+	// 1 s, enforced by a smaller bucket), its reset when it is full
+	// again, to the millisecond. A lone client sends two at once, then
+	// one at 95% of the rate measured: under the refill, each answer
+	// finds the bucket as full as it is ever seen, one left, and what
+	// came back is what this client took.
+	m := testModel()
+	tokens, last, at := 2.0, 0.0, 0.0
+	for k := 1; k <= 150; k++ {
+		tokens = min(2, tokens+5*(at-last)) - 1
+		last = at
+		o := ans(float64(k), float64(k), at, at+0.002, 5, math.Floor(tokens), 0)
+		o.reset, o.resetOK = secs(at+(2-tokens)/5), true
+		m.observe(o)
+		next := 0.21
+		switch {
+		case k == 1:
+			next = 0.04 // two at once: the reset moves before the first could pass
+		case m.avail > 0:
+			next = 1 / (safety * m.avail)
+		}
+		at += max(next, (1-tokens)/5) // and not before a token is back
+	}
+	require.True(t, m.bucket && m.avail > 0, "a bucket, its give-back measured")
+	// Measured so, the refill fell a twentieth at each measure: 5.1/s
+	// to 3/s over 30 s, 79% of the quota used (the kit's, in OpenAI's
+	// dialect).
+	assert.GreaterOrEqual(t, m.avail, 4.5, "no less than this client took")
+	assert.Greater(t, last, 20.0, "long enough to show it")
+}
+
 // Flask-Limiter's moving window, a sliding log of 30 per 3 s: its reset is
 // when the newest logged request expires, its Unix second plus 4, so it
 // moves on with the clock as gin-rate-limit's does; but each request is
