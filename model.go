@@ -459,7 +459,7 @@ func (m *model) remaining(o observation) {
 			}
 			m.crossed(full, early, short > others)
 		}
-		m.refilled = m.refilled || m.bucket && newer && m.admittedBeforeReset(o, prev, psl)
+		m.refilled = m.refilled || m.bucket && newer && admittedBeforeReset(o, prev, psl)
 		if sameWin && m.kind == kindRefill && !m.bucket && m.weighLog(o, prev, r, own) {
 			// A rise inside a window by a lump that a sliding log gives
 			// back and a sliding counter does not: a log, whose

@@ -72,13 +72,11 @@ func (m *model) measureAvail(o observation, r float64) {
 	case m.avail == 0:
 		m.avail = sample
 	case r >= m.most-1 && ref.remaining >= m.most-1:
-		// As full at both ends as it has ever been seen: it may have
-		// refilled faster than this client took, and the rest went to
-		// waste. What it took is a bound under the refill, not a
-		// measure of it. (A token bucket of 2 refilling 5 a second, its
-		// one left at every answer, was measured at the pace 95% of
-		// the last measure set: 5.1/s down to 3/s over 30 s, 79% used.)
-		m.avail = max(m.avail, sample)
+		// As full at both ends as ever seen: what it refilled beyond
+		// what this client took went to waste, and that is a bound
+		// under the refill, not a measure: the rate stands. (A bucket of
+		// 2 refilling 5/s, one left at each answer, measured at 95% of
+		// the last measure's pace: 5.1/s down to 3/s in 30 s, 79% used.)
 	default:
 		m.avail += (sample - m.avail) / 2
 	}
@@ -224,15 +222,14 @@ func (m *model) gaveBackOne(o observation, prev answer, r, own float64) bool {
 
 // admittedBeforeReset reports whether the causal answer o admitted its
 // request where the answer prev had found nothing left, sent before prev's
-// reset (less its slack pl) could have passed: a bucket that gives back
-// before its reset, whatever a refusal before had suggested (holdsToReset;
-// gin-rate-limit admits nothing until its reset has passed). Its reset
-// moved on, so o's is no answer of prev's window. (The kit's log of 60 per
-// 10 s, its reset a date, truncated: probed a second before its first
-// request left it, refused, and taken to hold to its reset, it was sent
-// nothing from the next probe, admitted, to that reset 10 s on: 67% used.)
-func (m *model) admittedBeforeReset(o observation, prev answer, pl float64) bool {
-	return prev.resetOK && prev.remaining < 0.5 && !limited(o.status, o.q) && o.status < 400 && o.sent < prev.reset.add(-pl)
+// reset, less its slack, could have passed: a bucket that gives back
+// before its reset, whatever a refusal had suggested (holdsToReset;
+// gin-rate-limit admits nothing until its reset has passed). (The kit's log
+// of 60 per 10 s, its reset a truncated date, probed a second early and
+// refused, was held from the next probe, admitted, to its reset, 10 s on,
+// the new reset a window on showing no refill: 67% used.)
+func admittedBeforeReset(o observation, prev answer, slack float64) bool {
+	return o.status < 400 && prev.resetOK && prev.remaining < 0.5 && o.sent < prev.reset.add(-slack)
 }
 
 // refilledPast reports whether the causal answer o, told r left after the
@@ -482,17 +479,18 @@ func (m *model) sliding() bool {
 
 // giveBack is the rate, per nanosecond, at which a sliding window gives
 // back its quota at t, r left at the latest answer: what the last window
-// counted (the limit less what this window's first answer found left,
-// less opened of this window's own that it found counted: they leave in
-// the next), spread over the window. Where a steady pace showed the window (fitPace)
-// and no refusal since refuted it, it is what is counted now, the limit
-// less r: a server that states no reset renews no window's first answer,
-// and HAProxy's frequency counter, its turn seen at 2 s with 9 left, told
-// 0 left at 9.2 s, grew the cap by one a second (73 of 120 served in 12 s;
-// 94). A token bucket sent to just under its refill keeps as much left as
-// such a window would, and its first refusal refutes it (Bucket4j's GCRA of
-// 5 per 1 s, read as a window of 0.61 s: 30% of answers 429s). Past the
-// first window, a second read from its resets, and before any turn was
+// counted (the limit less what this window's first answer found left, less
+// opened of this window's own requests that it found counted: they leave
+// in the next), spread over the window. Where a steady pace showed the
+// window (fitPace) and no refusal since refuted it, it is what is counted
+// now, the limit less r: a server that states no reset renews no window's
+// first answer, and HAProxy's frequency counter, its turn seen at 2 s with
+// 9 left, told 0 left at 9.2 s, grew the cap by one a second (73 of 120
+// served in 12 s; 94). A token bucket sent to just under its refill keeps
+// as much left as such a window would, and its first refusal refutes it
+// (Bucket4j's GCRA of 5 per 1 s, read as a window of 0.61 s: 30% of answers
+// 429s). Past the first window, a second read from its resets, and before
+// any turn was
 // seen, it is what that window counted (the limit less the least it left):
 // it is the last one, and nothing before it was counted. (NestJS's log of
 // 10 per 1 s, probed at its first reset (roundedUp), had given back its
