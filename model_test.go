@@ -572,9 +572,9 @@ func TestModelBucketAtItsTopMeasuresNoLess(t *testing.T) {
 		at += max(next, (1-tokens)/5) // and not before a token is back
 	}
 	require.True(t, m.bucket && m.avail > 0, "a bucket, its give-back measured")
-	// Measured so, the refill fell a twentieth at each measure: 5.1/s
-	// to 3/s over 30 s, 79% of the quota used (the kit's, in OpenAI's
-	// dialect).
+	// Smoothed toward each such measure, the refill fell a twentieth at
+	// each: 5.1/s to 3/s over 30 s, 79% of the quota used (the kit's, in
+	// OpenAI's dialect).
 	assert.GreaterOrEqual(t, m.avail, 4.5, "no less than this client took")
 	assert.Greater(t, last, 20.0, "long enough to show it")
 }

@@ -490,9 +490,9 @@ func (m *model) sliding() bool {
 // as much left as such a window would, and its first refusal refutes it
 // (Bucket4j's GCRA of 5 per 1 s, read as a window of 0.61 s: 30% of answers
 // 429s). Past the first window, a second read from its resets, and before
-// any turn was
-// seen, it is what that window counted (the limit less the least it left):
-// it is the last one, and nothing before it was counted. (NestJS's log of
+// any turn was seen, it is what that window counted (the limit less the
+// least it left): it is the last one, and nothing before it was counted.
+// (NestJS's log of
 // 10 per 1 s, probed at its first reset (roundedUp), had given back its
 // first request: read as a window whose first answer found 9 left, it was
 // taken to give back one a second, 62 of 120 served in 12 s; 109 with

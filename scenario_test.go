@@ -598,11 +598,11 @@ func TestScenarioDelaysInWholeSeconds(t *testing.T) {
 // what it serves stays where it was, 46% over these 40 phases and orders
 // against 46.2% (36–50% a run, as before). Since a window's first request
 // is left out of what the share counts the last window giving back
-// (countShare), 47.6% and 51 refused, against 45.8% and 46. (Grown from each answer, the
-// cap drew a 429 and a second's Retry-After two or three times in 12 s
-// against fiber itself; here 4–9 refused in 30 s.) Out of order, the
-// windows after each hold are new ones by their resets, whose jumps place
-// no tick.
+// (countShare), 47.6% and 51 refused, against 45.8% and 46. (Grown from
+// each answer, the cap drew a 429 and a second's Retry-After two or three
+// times in 12 s against fiber itself; here 4–9 refused in 30 s.) Out of
+// order, the windows after each hold are new ones by their resets, whose
+// jumps place no tick.
 func TestScenarioCoarseClockSlidingWindowOfASecond(t *testing.T) {
 	var used float64
 	var refused, runs int
