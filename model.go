@@ -99,7 +99,7 @@ type model struct {
 	// holdsToReset: such a bucket refused a probe at (or a second short
 	// of) its window's length after its first answer: it gives nothing
 	// back before its reset, and its windows are spent at once (spread),
-	// unless it is seen to refill after all (admittedBeforeReset).
+	// unless it is seen to refill after all (admittedAfterNothing).
 	holdsToReset bool
 	// logWin bounds the window of such a bucket that has not shown that
 	// it refills at a rate, as a sliding log's (Flask-Limiter's moving
@@ -414,8 +414,6 @@ func (m *model) remaining(o observation) {
 				// answer before the rise on.
 				m.measureFrom(prev)
 			}
-		case sameWin && m.bucket && prev.remaining < 0.5 && !limited(o.status, o.q):
-			m.refilled = true // admitted after nothing was left: one came back
 		case sameWin && eOK && m.winE0OK && e.sub(m.winE0) > 3*pairSlack(o, m.winE0Coarse)/2 && o.arrived.sub(m.winT0) > 3*sl/2 && !m.unseenTurns(o) && !m.heldToTick(o, prev, r, own):
 			// One window by every pair of answers, and yet its reset has
 			// moved on with the clock: a delay until the bucket refills
@@ -459,7 +457,7 @@ func (m *model) remaining(o observation) {
 			}
 			m.crossed(full, early, short > others)
 		}
-		m.refilled = m.refilled || m.bucket && newer && admittedBeforeReset(o, prev, psl)
+		m.refilled = m.refilled || m.bucket && admittedAfterNothing(o, prev, sameWin, newer, psl)
 		if sameWin && m.kind == kindRefill && !m.bucket && m.weighLog(o, prev, r, own) {
 			// A rise inside a window by a lump that a sliding log gives
 			// back and a sliding counter does not: a log, whose

@@ -220,16 +220,18 @@ func (m *model) gaveBackOne(o observation, prev answer, r, own float64) bool {
 	return m.knownWindow() > 0 && r > prev.remaining-0.5 && r+own < m.srvLimit-1 && !limited(o.status, o.q)
 }
 
-// admittedBeforeReset reports whether the causal answer o admitted its
-// request where the answer prev had found nothing left, sent before prev's
-// reset, less its slack, could have passed: a bucket that gives back
-// before its reset, whatever a refusal had suggested (holdsToReset;
-// gin-rate-limit admits nothing until its reset has passed). (The kit's log
-// of 60 per 10 s, its reset a truncated date, probed a second early and
-// refused, was held from the next probe, admitted, to its reset, 10 s on,
-// the new reset a window on showing no refill: 67% used.)
-func admittedBeforeReset(o observation, prev answer, slack float64) bool {
-	return o.status < 400 && prev.resetOK && prev.remaining < 0.5 && o.sent < prev.reset.add(-slack)
+// admittedAfterNothing reports whether the causal answer o admitted its
+// request where the answer prev had found nothing left: one came back, in
+// prev's window or, sent before prev's reset less its slack, in a newer one
+// (a bucket's reset moves on), whatever a refusal had suggested
+// (holdsToReset; gin-rate-limit admits nothing before its reset). (The
+// kit's log of 60 per 10 s, probed a second early and refused, was held
+// from the next probe, admitted, to its reset 10 s on: 67% used.)
+func admittedAfterNothing(o observation, prev answer, sameWin, newer bool, slack float64) bool {
+	if o.status >= 400 || prev.remaining >= 0.5 {
+		return false
+	}
+	return sameWin || newer && prev.resetOK && o.sent < prev.reset.add(-slack)
 }
 
 // refilledPast reports whether the causal answer o, told r left after the
