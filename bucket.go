@@ -56,8 +56,9 @@ type Bucket struct {
 	// server's counts to. extra is the tokens beyond one per call, so that
 	// Stats can count calls.
 	admitted, extra atomic.Uint64
-	// inflight counts the requests begun with Begin and not yet Done;
-	// atomic, so that a request costs no extra lock to count.
+	// inflight counts the requests begun with Begin and not yet Done (the
+	// length of flying, which mu guards); atomic, so that the lock-free
+	// path can tell whether an in-flight limit is reached.
 	inflight atomic.Int64
 	// flightCap is the in-flight limit (see inflight.go); 0: none.
 	flightCap atomic.Int64
@@ -103,8 +104,8 @@ type Bucket struct {
 	capOn                    bool
 	capAt, capEnd            instant
 	capBase, capGrow, capRef float64
-	capBehind                float64 // admitted before capRef, unanswered
 	maxCooldown              float64 // nanoseconds
+	flying                   flying  // the sequence numbers in flight; see inflight.go
 
 	model  model // what the server has said; see model.go
 	shared       // the state of a bucket kept in a Store; see shared.go

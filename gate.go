@@ -244,14 +244,14 @@ func takeAll(ctx context.Context, bs []*Bucket, costs []int, now instant) ([]Fli
 			// back what was taken and try again in a nanosecond.
 			for j := range i {
 				bs[j].untakeLocked(costs[j])
-				bs[j].inflight.Add(-1)
+				bs[j].landLocked(fs[j].seq)
 				if costs[j] > 0 {
 					bs[j].stats.givenBack++
 				}
 			}
 			return nil, now + 1, nil
 		}
-		b.inflight.Add(1)
+		b.flyLocked(seq)
 		fs[i] = Flight{b, now, float64(seq), ctx, costs[i]}
 	}
 	return fs, now, nil

@@ -2,6 +2,7 @@ package throttle
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -85,4 +86,64 @@ func concurrencyQuota(h http.Header, now time.Time) (Quota, bool) {
 		}
 	}
 	return Quota{}, false
+}
+
+// flying is the sequence numbers of the requests in flight, in order. Of
+// those admitted before an answered request, the ones still in flight when
+// it is answered are the ones the server may not have counted yet
+// (overtaken on the way): flying tells how many, where the in-flight count
+// alone only bounds them (a burst of answers folded in another order than
+// the server counted them raised the cap by the difference: Bucket4j's
+// bucket in the kit, refused once in a hundred runs).
+type flying []float64
+
+// add records a flight numbered seq. Admissions are numbered in order, so
+// it goes last, but for one admitted on the lock-free path, whose number
+// is read just after.
+func (f *flying) add(seq float64) {
+	i := len(*f)
+	for i > 0 && (*f)[i-1] > seq {
+		i--
+	}
+	*f = slices.Insert(*f, i, seq)
+}
+
+// remove takes out a flight numbered seq and reports whether there was one
+// (a Flight done twice is not).
+func (f *flying) remove(seq float64) bool {
+	i, ok := slices.BinarySearch(*f, seq)
+	if ok {
+		*f = slices.Delete(*f, i, i+1)
+	}
+	return ok
+}
+
+// before returns how many flights are numbered below seq.
+func (f flying) before(seq float64) float64 {
+	i, _ := slices.BinarySearch(f, seq)
+	return float64(i)
+}
+
+// fly records a flight admitted as sequence number seq on a path that does
+// not hold the lock.
+func (b *Bucket) fly(seq uint64) {
+	b.mu.Lock()
+	b.flyLocked(seq)
+	b.mu.Unlock()
+}
+
+// flyLocked records a flight admitted as sequence number seq.
+func (b *Bucket) flyLocked(seq uint64) {
+	b.flying.add(float64(seq))
+	b.inflight.Add(1)
+}
+
+// landLocked records the end of the flight numbered seq, done or never sent,
+// and reports whether it was in flight.
+func (b *Bucket) landLocked(seq float64) bool {
+	if !b.flying.remove(seq) {
+		return false
+	}
+	b.inflight.Add(-1)
+	return true
 }

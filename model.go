@@ -579,11 +579,7 @@ func (m *model) remaining(o observation) {
 	}
 	switch {
 	case !hasRef || causal || newer || settled || !p.capOn || o.arrived >= p.capEnd:
-		behind := o.behind
-		if settled {
-			behind = 0
-		}
-		*p = plan{rate: p.rate, burst: p.burst, alone: p.alone, capOn: true, capBase: allowed, capAt: growFrom, capGrow: grow, capEnd: end, capRef: seq, capBehind: behind,
+		*p = plan{rate: p.rate, burst: p.burst, alone: p.alone, capOn: true, capBase: allowed, capAt: growFrom, capGrow: grow, capEnd: end, capRef: seq,
 			tickProbe: grow > 0 && end != never}
 		m.ref = answer{ok: true, seq: seq, sent: o.sent, arrived: o.arrived, remaining: r, reset: e, resetOK: eOK, coarse: o.coarse, zero: zero, admitted: o.admitted}
 	case older:
@@ -591,7 +587,7 @@ func (m *model) remaining(o observation) {
 	default:
 		// Same window, not causal: it may lower the cap, never raise it.
 		if allowed < p.capSeq(o.arrived) {
-			p.capBase, p.capAt, p.capRef, p.capBehind = allowed, growFrom, o.seq, o.behind
+			p.capBase, p.capAt, p.capRef = allowed, growFrom, o.seq
 		}
 	}
 	m.spread(o, e, sl)

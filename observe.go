@@ -150,16 +150,9 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 	}
 	o := observation{arrived: now, status: status, q: q, admitted: float64(b.count())}
 	if f != nil {
-		for v := b.inflight.Load(); v > 0 && !b.inflight.CompareAndSwap(v, v-1); v = b.inflight.Load() {
-		} // never below zero, even if a Flight is Done twice
+		b.landLocked(f.seq) // false for a Flight done twice
 		o.seq, o.sent = f.seq, f.sent
-		// Of those in flight, the ones admitted after this request are at
-		// most admitted − seq; any more were admitted before it.
-		o.inflight = float64(b.inflight.Load())
-		o.behind = max(o.inflight-(o.admitted-o.seq), 0)
-		if o.seq < b.capRef && b.capBehind > 0 {
-			b.capBehind-- // one the cap took as not yet counted is answered
-		}
+		o.inflight, o.behind = float64(len(b.flying)), b.flying.before(o.seq)
 	} else {
 		o.seq, o.sent, o.inflight = o.admitted-float64(b.inflight.Load()), now, -1
 	}
@@ -238,7 +231,7 @@ func wholeSeconds(ns float64) bool {
 func (b *Bucket) applyLocked(now instant, p plan) {
 	if p.capOn && p.capEnd > now {
 		// A correction: the server allows less than the bucket would admit.
-		if tokens, left := b.tokensNowLocked(now), p.capSeq(now)-float64(b.count())-p.capBehind; left < tokens {
+		if tokens, left := b.tokensNowLocked(now), p.capSeq(now)-float64(b.count())-b.flying.before(p.capRef); left < tokens {
 			b.stats.corrections++
 			if b.limit != rate.Inf {
 				b.stats.drift = tokens - left // a bucket with no local limit yet had no estimate
@@ -258,9 +251,6 @@ func (b *Bucket) applyLocked(now instant, p plan) {
 	}
 	if iv := b.iv(); p.paceFirst && iv > 0 && !math.IsInf(iv, 1) {
 		b.tat = max(b.tat, p.firstSent.add(iv)) // as if admitted at this rate (firstPace)
-	}
-	if p.capRef != b.capRef {
-		b.capBehind = p.capBehind
 	}
 	b.capOn, b.capBase, b.capAt, b.capGrow, b.capEnd, b.capRef = p.capOn, p.capBase, p.capAt, p.capGrow, p.capEnd, p.capRef
 	if b.store != nil && p.capOn && p.capEnd > now {
@@ -285,10 +275,10 @@ func (b *Bucket) applyLocked(now instant, p plan) {
 }
 
 // capLeftLocked is how many more the cap admits at now: up to its highest
-// sequence number, less capBehind, the requests admitted before the answered
-// one and still unanswered (the server may not have counted them yet).
+// sequence number, less the requests admitted before the answered one
+// (capRef) and still in flight (the server may not have counted them yet).
 func (b *Bucket) capLeftLocked(now instant) float64 {
-	return b.capBase + b.capGrow*max(now.sub(b.capAt), 0) - float64(b.count()) - b.capBehind
+	return b.capBase + b.capGrow*max(now.sub(b.capAt), 0) - float64(b.count()) - b.flying.before(b.capRef)
 }
 
 // cappedLocked reports whether the cap refuses n more admissions at now.
@@ -372,8 +362,8 @@ type observation struct {
 	seq      float64 // the request's sequence number (its admission's, counted from 1)
 	admitted float64 // admissions when the answer arrived: the last sequence number given
 	// behind is how many requests admitted before this one were still
-	// unanswered when it was answered, at least: the server may not have
-	// counted them yet (they were overtaken on the way).
+	// unanswered when it was answered: the server may not have counted
+	// them yet (they were overtaken on the way).
 	behind float64
 	// inflight is how many of this client's requests were still unanswered
 	// when it was answered, this one not counted; −1: not known (an answer

@@ -20,7 +20,6 @@ type plan struct {
 	capOn                    bool
 	capAt, capEnd            instant
 	capBase, capGrow, capRef float64
-	capBehind                float64 // o.behind of the answer capRef
 	// tickProbe: capEnd is a probe between a server's ticks (probeTick).
 	tickProbe bool
 	// hold, if holdOn: nothing goes out before it. After a hold, and after

@@ -127,8 +127,9 @@ func (b *Bucket) allowShared(n int) bool {
 
 // waitShared is WaitN for a bucket with a Store: the caller queues locally,
 // and the head of the queue asks the store, sleeping for the wait it
-// reports. It requires that b.mu is not held.
-func (b *Bucket) waitShared(ctx context.Context, n int, flight bool) error {
+// reports. It returns the admission's sequence number. It requires that
+// b.mu is not held.
+func (b *Bucket) waitShared(ctx context.Context, n int, flight bool) (uint64, error) {
 	defer b.emit()
 	b.mu.Lock()
 	now := b.ownLocked()
@@ -136,7 +137,7 @@ func (b *Bucket) waitShared(ctx context.Context, n int, flight bool) error {
 	if err != nil {
 		b.refusedLocked(err)
 		b.mu.Unlock()
-		return err
+		return 0, err
 	}
 	b.mu.Unlock()
 
@@ -151,7 +152,7 @@ func (b *Bucket) waitShared(ctx context.Context, n int, flight bool) error {
 		now := b.ownLocked()
 		if w.done {
 			b.mu.Unlock()
-			return w.err
+			return w.seq, w.err
 		}
 		wait := -1.0 // until signalled
 		if now >= w.deadline {
@@ -161,7 +162,7 @@ func (b *Bucket) waitShared(ctx context.Context, n int, flight bool) error {
 			b.finishLocked(now, w, err)
 			b.dispatchLocked(now)
 			b.mu.Unlock()
-			return err
+			return 0, err
 		}
 		if b.q.head != w && w.deadline != never {
 			wait = w.deadline.sub(now)
@@ -173,28 +174,28 @@ func (b *Bucket) waitShared(ctx context.Context, n int, flight bool) error {
 			case w.flight && b.flightsFull():
 				// until a flight ends (observe signals the head)
 			case b.learning:
-				if b.takeLocked(now, n) != 0 {
-					b.grantLocked(now, w)
+				if seq := b.takeLocked(now, n); seq != 0 {
+					b.grantLocked(now, w, seq)
 					b.mu.Unlock()
-					return nil
+					return seq, nil
 				}
 			default:
 				b.mu.Unlock()
 				d, err := b.sharedTake(ctx, n)
 				if err != nil {
-					return b.cancel(ctx, w)
+					return 0, b.cancel(ctx, w)
 				}
 				b.mu.Lock()
 				now = b.ownLocked()
 				if w.done { // refused meanwhile (a cooldown, a new burst)
 					b.mu.Unlock()
-					return w.err
+					return w.seq, w.err
 				}
 				if d == 0 {
-					b.countAdmission(n)
-					b.grantLocked(now, w)
+					seq := b.countAdmission(n)
+					b.grantLocked(now, w, seq)
 					b.mu.Unlock()
-					return nil
+					return seq, nil
 				}
 				wait = float64(d)
 			}
@@ -203,7 +204,7 @@ func (b *Bucket) waitShared(ctx context.Context, n int, flight bool) error {
 				b.finishLocked(now, w, err)
 				b.dispatchLocked(now)
 				b.mu.Unlock()
-				return err
+				return 0, err
 			}
 		}
 		b.mu.Unlock()
@@ -217,7 +218,7 @@ func (b *Bucket) waitShared(ctx context.Context, n int, flight bool) error {
 		case <-w.turn:
 		case <-w.ready:
 		case <-ctx.Done():
-			return b.cancel(ctx, w)
+			return 0, b.cancel(ctx, w)
 		}
 	}
 }
@@ -234,11 +235,12 @@ func sleepFor(timer **time.Timer, d float64) <-chan time.Time {
 	return (*timer).C
 }
 
-// grantLocked ends w's wait with its tokens and hands the turn to the next
-// head.
-func (b *Bucket) grantLocked(now instant, w *waiter) {
+// grantLocked ends w's wait with its tokens, admitted as sequence number
+// seq, and hands the turn to the next head.
+func (b *Bucket) grantLocked(now instant, w *waiter, seq uint64) {
+	w.seq = seq
 	if w.flight {
-		b.inflight.Add(1)
+		b.flyLocked(seq)
 	}
 	b.finishLocked(now, w, nil)
 	b.dispatchLocked(now)
