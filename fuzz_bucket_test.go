@@ -17,9 +17,10 @@ import (
 )
 
 // FuzzBucket drives a bucket with the operations its fuzz input spells
-// (Allow, AllowN, WaitN with deadlines and cancellations, SetLimit,
-// SetBurst, ObserveQuota) in virtual time, and checks what the Bucket
-// documents, whatever its adaptation does with the answers:
+// (Allow, AllowN, WaitN and BeginN with deadlines and cancellations,
+// SetLimit, SetBurst, ObserveQuota, a flight's DoneQuota or Done(nil), once
+// or twice) in virtual time, and checks what the Bucket documents, whatever
+// its adaptation does with the answers:
 //
 //   - in any window of length T, at most burst + rate×T tokens are granted,
 //     rate and burst being the largest in force during it; an answer may
@@ -35,6 +36,8 @@ import (
 //     its priority's lead × Config.Aging;
 //   - every WaitN returns, once, with nil or a documented error, and never
 //     succeeds after its deadline;
+//   - the flights in flight are those begun and not yet done, a flight done
+//     twice counted once, and their sequence numbers are kept in order;
 //   - nothing panics.
 func FuzzBucket(f *testing.F) {
 	for _, seed := range bucketFuzzSeeds() {
@@ -57,6 +60,7 @@ const (
 	opSetLimit
 	opSetBurst
 	opObserve
+	opDone
 	opCount
 )
 
@@ -92,6 +96,10 @@ func bucketFuzzSeeds() [][]byte {
 		{0, opAllowN, 0, 4, opWait, 0, 0, 0, 0, opObserve, 1, 1, 0xff, 0xff, 0, 3, 0, opObserve, 200, 0, 10, 10, 6, 0, 6, opAllowN, 0, 4},
 		// PaceBurst learns a burst from the server's limit.
 		{3, opObserve, 0, 0, 20, 20, 6, 0, 6, opAllowN, 0, 4, opWait, 0, 3, 0, 0, opSetBurst, 0, 0},
+		// Three flights answered out of order, the last twice, then one
+		// that had no response (TestCapLeavesOutTheEarlierStillInFlight).
+		{0, opWait, 0, 15, 0, 0, opWait, 0, 15, 0, 0, opWait, 0, 15, 0, 0,
+			opDone, 0, 2, 0, 20, 17, 2, opDone, 0, 0, 0, 20, 19, 2, opDone, 0, 2, 0, 20, 17, 2, opDone, 0, 1, 0, 0xff},
 	}
 	// TestBucketProperties' operations (Allow, WaitN with a deadline or a
 	// cancellation, SetLimit) with its generator's first seeds.
@@ -169,6 +177,8 @@ func runBucketProgram(t *testing.T, code []byte) {
 		wg       sync.WaitGroup
 		joined   int
 		returned int
+		flights  []Flight // begun, in the order they were admitted
+		landed   []bool   // flights[i] is done
 	)
 	learning = append(learning, b.Stats().Learning)
 	record := func() { // after every operation
@@ -199,6 +209,7 @@ func runBucketProgram(t *testing.T, code []byte) {
 		case opWait:
 			nb := p.next()
 			n := 1 + int(nb%5)
+			flight := nb/15%2 == 1
 			prio := []Priority{PriorityNormal, PriorityLow, PriorityHigh}[nb/5%3]
 			deadline, cancelAfter := time.Duration(p.next())*50*time.Millisecond, time.Duration(p.next())*50*time.Millisecond
 			ctx, cancel := context.WithCancel(WithPriority(context.Background(), prio))
@@ -213,11 +224,20 @@ func runBucketProgram(t *testing.T, code []byte) {
 					stop := time.AfterFunc(cancelAfter, cancel)
 					defer stop.Stop()
 				}
-				err := b.WaitN(ctx, n)
+				var f Flight
+				var err error
+				if flight {
+					f, err = b.BeginN(ctx, n)
+				} else {
+					err = b.WaitN(ctx, n)
+				}
 				at := since()
 				mu.Lock()
 				defer mu.Unlock()
 				returned++
+				if flight && err == nil {
+					flights, landed = append(flights, f), append(landed, false)
+				}
 				switch {
 				case err == nil:
 					if deadline > 0 && at > joinedAt+deadline {
@@ -258,12 +278,71 @@ func runBucketProgram(t *testing.T, code []byte) {
 			mu.Unlock()
 			b.ObserveQuota(status, q)
 			learning = append(learning, b.Stats().Learning)
+		case opDone:
+			i, status := int(p.next()), fuzzStatuses[int(p.next())%len(fuzzStatuses)]
+			limit, left, reset := p.next(), p.next(), p.next()
+			mu.Lock()
+			if len(flights) == 0 {
+				mu.Unlock()
+				break
+			}
+			i %= len(flights)
+			f := flights[i]
+			landed[i] = true
+			stretch++ // the answer may open a new window
+			mu.Unlock()
+			if limit == 0xff {
+				f.Done(nil)
+			} else {
+				f.DoneQuota(status, Quota{Limit: float64(limit), Remaining: float64(min(left, limit)), Reset: time.Now().Add(time.Duration(reset) * 100 * time.Millisecond)})
+			}
+			learning = append(learning, b.Stats().Learning)
 		}
 		synctest.Wait()
 		record()
+		mu.Lock()
+		flying := 0
+		for _, l := range landed {
+			if !l {
+				flying++
+			}
+		}
+		mu.Unlock()
+		if got := b.Stats().InFlight; got != flying {
+			t.Fatalf("op %d: %d in flight, want %d", ops, got, flying)
+		}
+		b.mu.Lock()
+		if !slices.IsSorted(b.flying) || len(b.flying) != flying {
+			t.Fatalf("op %d: flying %v, want %d in order", ops, b.flying, flying)
+		}
+		b.mu.Unlock()
 	}
 	// Every waiter returns: a bubble whose goroutines all block forever
-	// fails synctest.Test.
+	// fails synctest.Test. A waiter behind an in-flight limit waits for a
+	// flight to end, as its caller would end them: all of them, and those
+	// admitted meanwhile, for up to an hour.
+	for waited := time.Duration(0); ; waited += time.Second {
+		synctest.Wait()
+		mu.Lock()
+		var open []Flight
+		for i, l := range landed {
+			if !l {
+				open, landed[i] = append(open, flights[i]), true
+			}
+		}
+		all := returned == joined
+		mu.Unlock()
+		if len(open) == 0 && all {
+			break
+		}
+		if waited > time.Hour {
+			t.Fatalf("%d waiters still waiting after an hour with no flight left", joined-returned)
+		}
+		for _, f := range open {
+			f.Done(nil)
+		}
+		time.Sleep(time.Second)
+	}
 	wg.Wait()
 	if returned != joined {
 		t.Fatalf("%d waiters joined, %d returned", joined, returned)

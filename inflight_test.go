@@ -335,3 +335,36 @@ func TestCapLeavesOutTheEarlierStillInFlight(t *testing.T) {
 		assert.Zero(t, b.Stats().InFlight)
 	})
 }
+
+// TestLostProbeBehindOneInFlight: a probe given up for lost is still in
+// flight, and under one flight at a time the next waits for it to end.
+// Woken to send it when the probe was given up, the bucket found the
+// flights full and woke again at the same instant, for good: time stood
+// still and this test never ended (FuzzBucket/0e29a1fb93961aed).
+func TestLostProbeBehindOneInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{Limit: 0.5, MaxWait: -1})
+		first, err := b.Begin(t.Context())
+		require.NoError(t, err)
+		admitted := make(chan Flight, 2)
+		for range 2 {
+			go func() {
+				f, err := b.Begin(t.Context())
+				assert.NoError(t, err)
+				admitted <- f
+			}()
+		}
+		synctest.Wait()
+		// Nothing left of a limit of 0 until its reset, 1.9 s on: after it
+		// one probe goes, alone.
+		first.DoneQuota(http.StatusOK, quota(0, 0, 1900*time.Millisecond))
+		require.EqualValues(t, 1, b.flightCap.Load(), "one at a time")
+		time.Sleep(time.Minute) // the probe is given up for lost long before
+		require.Len(t, admitted, 1, "the probe")
+		probe := <-admitted
+		probe.Done(nil)
+		synctest.Wait()
+		require.Len(t, admitted, 1, "the next, once the probe has ended")
+		(<-admitted).Done(nil)
+	})
+}

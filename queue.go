@@ -444,15 +444,18 @@ func (b *Bucket) armLocked(now instant) {
 	at := never
 	switch {
 	case w == nil:
+	case w.flight && b.flightsFull():
+		// A flight's end serves the head (observe re-plans): wake only at
+		// the first deadline, to refuse who can wait no longer. A probe
+		// given up for lost is still in flight: woken for that, the head
+		// found the flights full and was woken again at the same instant,
+		// for good (FuzzBucket/0e29a1fb93961aed).
+		b.q.each(func(x *waiter) { at = min(at, x.deadline) })
 	case b.learning && b.probing > 0:
 		// No plan before the probe's answer: wake at the first deadline,
 		// so that nobody waits beyond MaxWait for that answer, or when the
 		// probe is given up for lost.
 		at = max(b.probeLostLocked(), b.readyAtLocked(now, w.n), b.capFreeLocked(now, w.n))
-		b.q.each(func(x *waiter) { at = min(at, x.deadline) })
-	case w.flight && b.flightsFull():
-		// A flight's end serves the head (observe re-plans): wake only at
-		// the first deadline, to refuse who can wait no longer.
 		b.q.each(func(x *waiter) { at = min(at, x.deadline) })
 	default:
 		at = b.plannedLocked(now, w.n)
