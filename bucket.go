@@ -313,14 +313,18 @@ func (b *Bucket) ownAtLocked(now instant) instant {
 	}
 	now = max(now, b.clock)
 	b.clock = now
+	b.endLocked(now)
+	return now
+}
+
+// endLocked ends the hold or the cap whose end has come: after a cooldown,
+// and when the window a cap was for has ended, one request goes first, its
+// answer telling whether the server is ready for more, and how much.
+func (b *Bucket) endLocked(now instant) {
 	if b.probe && now >= b.hold || b.capOn && now >= b.capEnd {
-		// After a cooldown, and when the window a cap was for has ended,
-		// one request goes first: its answer tells whether the server is
-		// ready for more, and how much.
 		b.probe, b.capOn = false, false
 		b.learning, b.probing = true, 0
 	}
-	return now
 }
 
 // releaseLocked hands the state back to the lock-free path when nothing needs

@@ -339,7 +339,12 @@ func runBucketProgram(t *testing.T, code []byte) {
 			t.Fatalf("%d waiters still waiting after an hour with no flight left", joined-returned)
 		}
 		for _, f := range open {
+			mu.Lock()
+			stretch++ // an answer, if no response: another may probe
+			mu.Unlock()
 			f.Done(nil)
+			learning = append(learning, b.Stats().Learning)
+			synctest.Wait() // who it let go has recorded its grant
 		}
 		time.Sleep(time.Second)
 	}

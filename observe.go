@@ -267,6 +267,10 @@ func (b *Bucket) applyLocked(now instant, p plan) {
 	if p.holdOn && p.hold > now {
 		b.holdUntilLocked(now, p.hold)
 	}
+	// A cap whose window ends now (a reset of 0 s) ends here, not at the
+	// next reading of the clock: one request let go in between, the probe
+	// went with it (FuzzBucket/73c297ee2c0520d6).
+	b.endLocked(now)
 	if p.alone {
 		b.learning, b.probing = true, 0
 	}
