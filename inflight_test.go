@@ -368,3 +368,35 @@ func TestLostProbeBehindOneInFlight(t *testing.T) {
 		(<-admitted).Done(nil)
 	})
 }
+
+// TestFlightDoneTwice: only a flight's first Done counts. A second, here
+// the probe's, let another caller probe while the first one's stand-in was
+// still out.
+func TestFlightDoneTwice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBucket(Config{})
+		probe, err := b.Begin(t.Context())
+		require.NoError(t, err)
+		admitted := make(chan Flight, 3)
+		for range 3 {
+			go func() {
+				f, err := b.Begin(t.Context())
+				assert.NoError(t, err)
+				admitted <- f
+			}()
+		}
+		synctest.Wait()
+		require.Empty(t, admitted, "waiting for the probe's answer")
+		probe.Done(nil) // no response: another caller probes
+		synctest.Wait()
+		require.Len(t, admitted, 1)
+		probe.Done(nil)
+		synctest.Wait()
+		assert.Len(t, admitted, 1, "the second Done let no other go")
+		assert.Equal(t, 1, b.Stats().InFlight)
+		(<-admitted).DoneQuota(http.StatusOK, quota(10, 5, time.Second))
+		for range 2 {
+			(<-admitted).Done(nil)
+		}
+	})
+}

@@ -73,7 +73,8 @@ func (b *Bucket) beginAt(ctx context.Context, n int, now instant) (Flight, error
 // [Bucket.Observe] does. resp nil means that no response came (a transport
 // error or a cancelled request): the request leaves the in-flight count and,
 // if it was the bucket's probe, another caller probes. Done does not read or
-// close the body.
+// close the body. Only a flight's first Done (or DoneQuota) counts: a second
+// does nothing.
 func (f Flight) Done(resp *http.Response) {
 	if resp == nil {
 		f.DoneQuota(0, Quota{})
@@ -141,6 +142,14 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 	b.mu.Lock()
 	read := now // the reading a reset stated as a delta was anchored to
 	now = b.ownAtLocked(now)
+	if f != nil && !b.landLocked(f.seq) {
+		// Done again: the flight ended at the first call, and its answer
+		// was folded in then. A second would answer for a probe that is
+		// already answered, and let another go.
+		b.releaseLocked(now)
+		b.mu.Unlock()
+		return
+	}
 	defer b.answered(f, status, &q, now, b.hold)
 	if strings.EqualFold(q.Unit, unitConcurrent) {
 		// A concurrency quota (a caller's own parse): it bounds the flights,
@@ -150,7 +159,6 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 	}
 	o := observation{arrived: now, status: status, q: q, admitted: float64(b.count())}
 	if f != nil {
-		b.landLocked(f.seq) // false for a Flight done twice
 		o.seq, o.sent = f.seq, f.sent
 		o.inflight, o.behind = float64(len(b.flying)), b.flying.before(o.seq)
 	} else {
