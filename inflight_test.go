@@ -52,6 +52,20 @@ func sendAll(t *testing.T, tr http.RoundTripper, n int) []error {
 	return errs
 }
 
+// beginAll begins n flights on b from n goroutines and hands each one over
+// as it is admitted.
+func beginAll(t *testing.T, b *Bucket, n int) <-chan Flight {
+	admitted := make(chan Flight, n)
+	for range n {
+		go func() {
+			f, err := b.Begin(t.Context())
+			assert.NoError(t, err)
+			admitted <- f
+		}()
+	}
+	return admitted
+}
+
 // TestMaxInFlight: 64 goroutines through a Transport never have more than
 // MaxInFlight requests in flight, every one of them is served, and the rate
 // holds as well.
@@ -228,12 +242,7 @@ func TestOneInFlightUntilShareSeen(t *testing.T) {
 			require.Less(t, pairs, 5)
 			first, err := b.Begin(ctx)
 			require.NoError(t, err)
-			admitted := make(chan Flight, 1)
-			go func() {
-				f, err := b.Begin(ctx)
-				assert.NoError(t, err)
-				admitted <- f
-			}()
+			admitted := beginAll(t, b, 1)
 			synctest.Wait()
 			require.Empty(t, admitted, "a second in flight before the share is seen")
 			first.DoneQuota(http.StatusOK, quota(-1, left, 0))
@@ -346,14 +355,7 @@ func TestLostProbeBehindOneInFlight(t *testing.T) {
 		b := NewBucket(Config{Limit: 0.5, MaxWait: -1})
 		first, err := b.Begin(t.Context())
 		require.NoError(t, err)
-		admitted := make(chan Flight, 2)
-		for range 2 {
-			go func() {
-				f, err := b.Begin(t.Context())
-				assert.NoError(t, err)
-				admitted <- f
-			}()
-		}
+		admitted := beginAll(t, b, 2)
 		synctest.Wait()
 		// Nothing left of a limit of 0 until its reset, 1.9 s on: after it
 		// one probe goes, alone.
@@ -377,14 +379,7 @@ func TestFlightDoneTwice(t *testing.T) {
 		b := NewBucket(Config{})
 		probe, err := b.Begin(t.Context())
 		require.NoError(t, err)
-		admitted := make(chan Flight, 3)
-		for range 3 {
-			go func() {
-				f, err := b.Begin(t.Context())
-				assert.NoError(t, err)
-				admitted <- f
-			}()
-		}
+		admitted := beginAll(t, b, 3)
 		synctest.Wait()
 		require.Empty(t, admitted, "waiting for the probe's answer")
 		probe.Done(nil) // no response: another caller probes

@@ -482,29 +482,29 @@ func (m *model) sliding() bool {
 // giveBack is the rate, per nanosecond, at which a sliding window gives
 // back its quota at t, r left at the latest answer: what the last window
 // counted (the limit less what this window's first answer found left, less
-// opened of this window's own requests that it found counted: they leave
-// in the next), spread over the window. Where a steady pace showed the
-// window (fitPace) and no refusal since refuted it, it is what is counted
-// now, the limit less r: a server that states no reset renews no window's
-// first answer, and HAProxy's frequency counter, its turn seen at 2 s with
-// 9 left, told 0 left at 9.2 s, grew the cap by one a second (73 of 120
+// opened of this window's own requests that it found counted: they leave in
+// the next), spread over the window. Where a steady pace showed the window
+// (fitPace) and no refusal since refuted it, it is what is counted now, the
+// limit less r: a server that states no reset renews no window's first
+// answer, and HAProxy's frequency counter, its turn seen at 2 s with 9
+// left, told 0 left at 9.2 s, grew the cap by one a second (73 of 120
 // served in 12 s; 94). A token bucket sent to just under its refill keeps
 // as much left as such a window would, and its first refusal refutes it
 // (Bucket4j's GCRA of 5 per 1 s, read as a window of 0.61 s: 30% of answers
 // 429s). Past the first window, a second read from its resets, and before
 // any turn was seen, it is what that window counted (the limit less the
 // least it left): it is the last one, and nothing before it was counted.
-// (NestJS's log of
-// 10 per 1 s, probed at its first reset (roundedUp), had given back its
-// first request: read as a window whose first answer found 9 left, it was
-// taken to give back one a second, 62 of 120 served in 12 s; 109 with
-// this. Not on longer windows, nor after a turn: the kit's sliding counter
-// of 30 per 3 s, whose count weighs the last window's, was then taken to
-// give back more than it did: 51–63% used at two phases, against 98–105%.)
-// No faster than a rate told, the server's steady rate: OpenAI's 60 a
-// minute, enforced by a bucket of 10 whose reset reads a second, read as a
-// sliding window giving back 51 a second, and a client alone, told 1/s,
-// took them for others' spending: share 0.04, 46–56% used in 6% of runs.
+// (NestJS's log of 10 per 1 s, probed at its first reset (roundedUp), had
+// given back its first request: read as a window whose first answer found 9
+// left, it was taken to give back one a second, 62 of 120 served in 12 s;
+// 109 with this. Not on longer windows, nor after a turn: the kit's sliding
+// counter of 30 per 3 s, whose count weighs the last window's, was then
+// taken to give back more than it did: 51–63% used at two phases, against
+// 98–105%.) No faster than a rate told, the server's steady rate: OpenAI's
+// 60 a minute, enforced by a bucket of 10 whose reset reads a second, read
+// as a sliding window giving back 51 a second, and a client alone, told
+// 1/s, took them for others' spending: share 0.04, 46–56% used in 6% of
+// runs.
 func (m *model) giveBack(t instant, r, opened float64) float64 {
 	left := m.winFirst + opened
 	switch {
