@@ -131,6 +131,7 @@ type model struct {
 	turnSent           instant
 	turnBound, winSpan float64
 	clockTurns         bool
+	full               fullRun // this client's latest answers in a row that found the server full (fullTooOften)
 	share              float64
 	// pooled: the processes on this quota share one bucket through a
 	// Store, which counts what all of them admit. The others' spending
@@ -470,6 +471,7 @@ func (m *model) remaining(o observation) {
 		}
 		if noResets && sameWin {
 			m.fitPace(o, r)
+			m.fullTooOften(o, prev, r)
 		}
 		m.countShare(o, prev, r, own, sameWin, newer)
 	}

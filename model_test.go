@@ -489,6 +489,66 @@ func TestModelRemainingOnlyTurnsKeepToAClock(t *testing.T) {
 	assert.GreaterOrEqual(t, p.capEnd, secs(3.25+1), "a spent window's cap ends no sooner than the window")
 }
 
+// Remaining alone on a token bucket holding 2 that refills 5 a second: held
+// a default second after its first two, then probed, it reads as 2 per
+// second, and paced at that it is full on every answer. Four answers in a
+// row found full cannot come from windows of a second (two of them would
+// share one): the window is shortened to what they span, and the pace
+// climbs. The answer that finds it drained puts the pace a safety share
+// under the fastest that kept it full, and the next climb goes halfway to
+// the pace that drained it, not past. A fixed window of 2 paced alike
+// finds one less on every second request, and is read as before.
+func TestModelRemainingOnlyFullTooOftenIsNoWindowThatLong(t *testing.T) {
+	start := func() (model, plan) {
+		m := testModel()
+		m.observe(ans(1, 1, 0, 0.002, -1, 1, 0))
+		m.observe(ans(2, 2, 0.002, 0.004, -1, 0, 0))
+		p := m.observe(ans(3, 3, 1.006, 1.008, -1, 1, 0)) // the probe, a turn
+		require.InDelta(t, 1.006*sec, m.winLen, 1e6)
+		return m, p
+	}
+
+	m, p0 := start()
+	var p plan
+	for k := 4.0; k <= 5; k++ {
+		at := 1.006 + 0.53*(k-3)
+		p = m.observe(ans(k, k, at, at+0.002, -1, 1, 0))
+	}
+	assert.InDelta(t, 1.006*sec, m.winLen, 1e6, "three full in a row fit windows of a second")
+	p = m.observe(ans(6, 6, 2.596, 2.598, -1, 1, 0))
+	assert.InDelta(t, (2.598-1.006)/2*sec, m.winLen, 1e6, "four span three turns, two windows apart at least")
+	assert.Greater(t, p.rate, p0.rate)
+	for k := 7.0; k <= 8; k++ {
+		at := 2.596 + 0.3*(k-6)
+		p = m.observe(ans(k, k, at, at+0.002, -1, 1, 0))
+	}
+	fastest, drained := p.rate, m.winLen
+	fullAt := m.full.full
+	require.Greater(t, fullAt, drained)
+	p = m.observe(ans(9, 9, 3.4, 3.402, -1, 0, 0)) // drained at that pace
+	assert.InDelta(t, fullAt/safety, m.winLen, 1, "a safety share under the pace that last kept it full")
+	assert.Less(t, p.rate, fastest)
+	assert.Greater(t, p.rate, p0.rate)
+	assert.Equal(t, drained, m.full.drained)
+	for k := 10.0; k <= 14; k++ {
+		at := 3.4 + 0.4*(k-9)
+		m.observe(ans(k, k, at, at+0.002, -1, 1, 0))
+	}
+	assert.GreaterOrEqual(t, m.winLen, (m.full.full+drained)/2-1e6, "halfway to the pace that drained it, not past")
+	assert.Less(t, m.winLen, m.full.full)
+
+	m, _ = start()
+	for k := 4.0; k <= 12; k++ {
+		at := 1.006 + 0.53*(k-3)
+		r := 1.0
+		if int(k)%2 == 0 {
+			r = 0 // the second in its window
+		}
+		m.observe(ans(k, k, at, at+0.002, -1, r, 0))
+	}
+	assert.GreaterOrEqual(t, m.winLen, 1.006*sec, "a fixed window of 2 is not read shorter")
+}
+
 func TestModelMovingResetWithoutRefillIsACapToIt(t *testing.T) {
 	m := testModel()
 	// gin-rate-limit: 30 tokens that come back whole only once 3 s (in

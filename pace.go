@@ -172,10 +172,7 @@ func (m *model) turned(o observation, prev answer, r float64) bool {
 	if m.srvLimit <= 0 || r+(o.seq-prev.seq) < m.srvLimit-1 || r <= prev.remaining+0.5 || m.winLeast > m.srvLimit/2 && !m.refilledPast(o, prev, r) {
 		return false
 	}
-	if b := o.arrived.sub(m.turnSent); m.crossings > 0 && (m.turnBound == 0 || b < m.turnBound) {
-		m.turnBound = b
-	}
-	m.turnSent = prev.sent
+	m.noteTurn(o, prev)
 	gap := o.arrived.sub(m.winT0)
 	if !m.stated && (m.winLen == 0 || gap < m.winLen) && !m.clockTurns {
 		m.winLen = gap
@@ -198,6 +195,16 @@ func (m *model) turned(o observation, prev answer, r float64) bool {
 		m.winLen = w
 	}
 	return true
+}
+
+// noteTurn notes a turn of a server that states no reset between the
+// send of prev and the answer o: two turns in a row bound a window by the
+// time from the send before the first to the answer after the second.
+func (m *model) noteTurn(o observation, prev answer) {
+	if b := o.arrived.sub(m.turnSent); m.crossings > 0 && (m.turnBound == 0 || b < m.turnBound) {
+		m.turnBound = b
+	}
+	m.turnSent = prev.sent
 }
 
 // gaveBackOne reports whether the causal answer o, told r left after the
