@@ -54,6 +54,27 @@ func ExpressDraft6() Server {
 	return s
 }
 
+// ExpressLegacy is [Express] as the library sets itself up when told only
+// its window and limit: standardHeaders off, legacyHeaders on. The same
+// fixed window, which sends on a 200 and on a 429 alike (Remaining 0 on
+// every 429)
+//
+//	X-RateLimit-Limit: 30
+//	X-RateLimit-Remaining: 29
+//	X-RateLimit-Reset: 1764581103
+//
+// with Reset the window's end in Unix seconds, rounded up
+// (Math.ceil(resetTime / 1000)): up to a second after it, from a window
+// that opens at any instant; and on a 429 also Retry-After, the seconds
+// until that end, rounded up.
+func ExpressLegacy() Server {
+	s := Express()
+	s.Name = "express-legacy"
+	s.Headers = "X-RateLimit-Limit/Remaining/Reset (Unix s, rounded up; the library's default), Retry-After on 429"
+	s.start = func() (*Instance, error) { return startExpress("legacy", defLimit, defWindow) }
+	return s
+}
+
 // startExpress runs node/express.js with the given header draft and quota.
 func startExpress(headers string, limit int, window time.Duration) (*Instance, error) {
 	return startNode("express.js", limit, window, "--headers", headers)

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestScriptExchange checks what Express's, ExpressDraft6's, Fastify's,
+// TestScriptExchange checks what Express's, ExpressDraft6's, ExpressLegacy's, Fastify's,
 // Flask's, DRF's and Nest's godoc say they send, on a quota of 3 per minute so that
 // one window holds the test, and that each instance counts what it admits,
 // before and after Close.
@@ -51,6 +51,16 @@ func TestScriptExchange(t *testing.T) {
 					"RateLimit-Reset":     `(59|60)`,
 					"Retry-After":         retry(n),
 					"X-RateLimit-Limit":   ``, "X-RateLimit-Remaining": ``, "X-RateLimit-Reset": ``,
+				}
+			}},
+		{"express legacy", func() (*realworld.Instance, error) { return realworld.StartExpress("legacy", 3, time.Minute) },
+			func(n int) map[string]string {
+				return map[string]string{
+					"X-RateLimit-Limit":     `3`,
+					"X-RateLimit-Remaining": left(n),
+					"X-RateLimit-Reset":     `[0-9]{10}`, // Unix seconds, rounded up
+					"Retry-After":           retry(n),
+					"RateLimit":             ``, "RateLimit-Policy": ``, "RateLimit-Remaining": ``,
 				}
 			}},
 		{"fastify", func() (*realworld.Instance, error) { return realworld.StartNode("fastify.js", 3, time.Minute) },

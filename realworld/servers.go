@@ -88,7 +88,7 @@ func (i *Instance) Close() error { return i.close() }
 func Servers() []Server {
 	return []Server{
 		Throttled(), Tollbooth(), Httprate(), Ulule(), GoLimiter(), FiberFixed(), FiberSliding(),
-		Express(), ExpressDraft6(), Fastify(), Nest(), Koa(), Flexible(), Flask(), Nginx(), NginxDelay(), Echo(), UluleBare(), CountingBare(), HAProxy(), FlaskBare(), HAProxyRemaining(), Gin(), DRF(),
+		Express(), ExpressDraft6(), ExpressLegacy(), Fastify(), Nest(), Koa(), Flexible(), Flask(), Nginx(), NginxDelay(), Echo(), UluleBare(), CountingBare(), HAProxy(), FlaskBare(), HAProxyRemaining(), Gin(), DRF(),
 	}
 }
 

@@ -1,12 +1,14 @@
 // express-rate-limit in the setup its README gives, for the realworld tests
 // (../express.go starts it; common.js has the flags and the rest).
 //
-//	node express.js [--limit 30] [--window-ms 3000] [--headers draft-8|draft-7|draft-6] [--watch-stdin]
+//	node express.js [--limit 30] [--window-ms 3000] [--headers draft-8|draft-7|draft-6|legacy] [--watch-stdin]
 //
 // The limiter is keyed by client IP (the library's default keyGenerator;
 // Express trusts no proxy, so that is the socket's address), with the
-// default MemoryStore and the legacy X-RateLimit-* headers off. GET / (any
-// path) answers 200 "ok" to what it admits.
+// default MemoryStore. A draft sends that draft's standard headers and not
+// the legacy X-RateLimit-* ones; "legacy" is the library's default, the
+// legacy headers alone. GET / (any path) answers 200 "ok" to what it
+// admits.
 "use strict";
 
 const http = require("node:http");
@@ -14,7 +16,8 @@ const express = require("express");
 const { rateLimit } = require("express-rate-limit");
 const { config, counter, countPath, serve } = require("./common");
 
-const cfg = config("express.js", ["draft-8", "draft-7", "draft-6"]);
+const cfg = config("express.js", ["draft-8", "draft-7", "draft-6", "legacy"]);
+const legacy = cfg.headers === "legacy";
 const admitted = counter();
 
 const app = express();
@@ -25,8 +28,8 @@ app.use(
   rateLimit({
     windowMs: cfg.windowMs,
     limit: cfg.limit,
-    standardHeaders: cfg.headers,
-    legacyHeaders: false,
+    standardHeaders: legacy ? false : cfg.headers,
+    legacyHeaders: legacy,
     skip: (req) => req.method === "GET" && req.path === countPath,
   }),
 );
