@@ -99,3 +99,13 @@ func (m *model) fullTooOften(o observation, prev answer, r float64) {
 		f.kept, m.winLen = m.winLen, w
 	}
 }
+
+// noteTurn notes a turn of a server that states no reset between the
+// send of prev and the answer o: two turns in a row bound a window by the
+// time from the send before the first to the answer after the second.
+func (m *model) noteTurn(o observation, prev answer) {
+	if b := o.arrived.sub(m.turnSent); m.crossings > 0 && (m.turnBound == 0 || b < m.turnBound) {
+		m.turnBound = b
+	}
+	m.turnSent = prev.sent
+}

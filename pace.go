@@ -197,16 +197,6 @@ func (m *model) turned(o observation, prev answer, r float64) bool {
 	return true
 }
 
-// noteTurn notes a turn of a server that states no reset between the
-// send of prev and the answer o: two turns in a row bound a window by the
-// time from the send before the first to the answer after the second.
-func (m *model) noteTurn(o observation, prev answer) {
-	if b := o.arrived.sub(m.turnSent); m.crossings > 0 && (m.turnBound == 0 || b < m.turnBound) {
-		m.turnBound = b
-	}
-	m.turnSent = prev.sent
-}
-
 // gaveBackOne reports whether the causal answer o, told r left after the
 // answer prev with own of this client's requests admitted between their
 // sends, shows that a server stating no reset gave back inside a window
