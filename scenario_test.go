@@ -188,7 +188,9 @@ func TestScenarioRemainingOnly(t *testing.T) {
 //     from the first hold's turn and paced at that, it was found full on
 //     every answer and never sent to faster: 19.3% and 38.7% used. Answers
 //     found full more often than such windows could turn shorten the window
-//     (fullTooOften): 80.7% and 82.0%, none refused. 70% here.
+//     (fullTooOften): 80.7% and 82.0%, none refused; paced one at a time on
+//     a limit under four, not two at once, the first fulls come within
+//     3 s, not 7: 82.3% and 88.0%. 75% here.
 //   - Bucket4j's filter in front of a fixed window of 10 per 1 s that keeps
 //     to the server's clock, 250 ms past each second: each window read from
 //     the answer that showed the last turn, a probe a hold put well into its
@@ -209,10 +211,10 @@ func TestScenarioRemainingOnlyZeroConfig(t *testing.T) {
 			Dialect: throttletest.Bucket4j, ResetRounding: throttletest.Truncate, Latency: time.Millisecond, Jitter: 2 * time.Millisecond}, 0.95},
 		{"bucket4j-bucket-of-two", throttletest.Config{
 			Quota:   throttletest.Quota{Limit: 10, Window: time.Second, Algorithm: throttletest.TokenBucket, Burst: 2},
-			Dialect: throttletest.Bucket4j, ResetRounding: throttletest.Truncate, Latency: time.Millisecond, Jitter: 2 * time.Millisecond}, 0.70},
+			Dialect: throttletest.Bucket4j, ResetRounding: throttletest.Truncate, Latency: time.Millisecond, Jitter: 2 * time.Millisecond}, 0.75},
 		{"bucket4j-bucket-of-two-at-5", throttletest.Config{
 			Quota:   throttletest.Quota{Limit: 5, Window: time.Second, Algorithm: throttletest.TokenBucket, Burst: 2},
-			Dialect: throttletest.Bucket4j, ResetRounding: throttletest.Truncate, Latency: time.Millisecond, Jitter: 2 * time.Millisecond}, 0.70},
+			Dialect: throttletest.Bucket4j, ResetRounding: throttletest.Truncate, Latency: time.Millisecond, Jitter: 2 * time.Millisecond}, 0.75},
 		{"bucket4j-fixed-window-at-a-phase", throttletest.Config{
 			Quota:   throttletest.Quota{Limit: 10, Window: time.Second},
 			Dialect: throttletest.Bucket4j, ResetRounding: throttletest.Truncate, Latency: time.Millisecond, Jitter: 2 * time.Millisecond,
