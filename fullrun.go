@@ -12,19 +12,32 @@ type fullRun struct {
 	last     float64    // the sequence number of its last
 	fromSent instant    // when its first request went out
 	sends    [3]instant // when the requests of the three answers before its last went out, the oldest first
-	// kept is the window read before the run last shortened it (0: it
-	// did not): the pace it was still found full at.
+	atPace   int        // answers of the run found full since it last shortened the window
+	// kept is the window read before a run last shortened it (0: none
+	// since the last drain): the pace it was still found full at.
 	kept float64
-	// Across runs: full, the shortest window read at whose pace a run of
-	// fullRunAnswers kept finding it full (0: none); drained, the longest
-	// whose pace drained it (0: none). The pace that keeps the server full
-	// lies between; each climb goes halfway.
-	full, drained float64
+	// Across runs: full, the shortest window read at whose pace
+	// fullRunAnswers answers in a row found it full (0: none); drained,
+	// the longest whose pace drained it (0: none), and back, the window
+	// put back then. The pace that keeps the server full lies between.
+	full, drained, back float64
 }
 
 // fullRunAnswers answers in a row found full show more than a fixed
-// window's turns could (fullTooOften).
+// window's turns could, and a pace that keeps the server full
+// (fullTooOften).
 const fullRunAnswers = 4
+
+// least is the shortest window a turn may read (turned): the one put back
+// when a pace drained the server, while that drain stands; 0 where none
+// did. (A turn read after a drain as the time since the run's last answer
+// undid the step back at once.)
+func (f *fullRun) least() float64 {
+	if f.drained > 0 {
+		return f.back
+	}
+	return 0
+}
 
 // fullTooOften shortens the window of a server that states no reset, read
 // as limit per window, once this client's answers in a row found it full
@@ -34,14 +47,16 @@ const fullRunAnswers = 4
 // span k − 1 turns, (k − 2)·W apart at least, between the first's send and
 // the last's answer. That holds for the whole run and for its last four,
 // the bound while the pace climbs. A window shorter than that gives its
-// limit at a faster steady rate; what is left stays the cap. Where the
-// window is fixed the bound holds; a bucket that refills faster than it is
+// limit at a faster steady rate; what is left stays the cap. A fixed
+// window sent to once a window or slower is found full every time too,
+// and read no shorter than it is; a bucket that refills faster than it is
 // sent to stays full, and only sending faster shows its rate.
 //
 // The pace that drains it is past its refill. The answer that finds it
 // short of full puts the window back to a safety share under the pace
-// that last kept it full, and the next climb goes halfway to the pace that
-// drained it, not past: the bracket narrows on the refill from both sides.
+// last shown to keep it full (fullRunAnswers answers at it), and from then
+// on each climb, from a pace so shown, goes halfway to the pace that
+// drained it: the bracket narrows on the refill from both sides.
 // (Bucket4j's Remaining on a token bucket of 5 per 1 s holding 2, first
 // held a default second and read as 2 per 1.007 s: paced at 1.89/s, found
 // full every time and never faster, 39% used in the kit. Left at the pace
@@ -51,30 +66,34 @@ const fullRunAnswers = 4
 // 0.8 s.)
 func (m *model) fullTooOften(o observation, prev answer, r float64) {
 	f := &m.full
-	if m.stated || m.srvLimit < 2 || o.seq != prev.seq+1 {
-		f.n, f.kept = 0, 0
+	switch {
+	case m.stated || m.srvLimit < 2:
+		*f = fullRun{}
 		return
-	}
-	if r < m.srvLimit-1 || prev.remaining < m.srvLimit-1 || o.status >= 400 {
-		if f.kept > 0 && o.q.Remaining >= 0 {
+	case o.seq != prev.seq+1:
+		f.n = 0 // another request of this client's between the two: no run across it
+		return
+	case r < m.srvLimit-1 || prev.remaining < m.srvLimit-1 || limited(o.status, o.q):
+		if f.kept > 0 {
 			// Drained at the pace the run climbed to.
 			f.drained = max(f.drained, m.winLen)
-			if f.full > 0 && f.full <= f.drained {
+			if f.full <= f.drained {
 				f.full = 0 // kept full at a pace that now drains it: the server slowed
 			}
-			back := f.kept
+			f.back = f.kept / safety
 			if f.full > 0 {
-				back = f.full
+				f.back = f.full / safety
 			}
-			m.winLen = max(m.winLen, back/safety)
+			m.winLen = max(m.winLen, f.back)
 		}
-		f.n, f.kept = 0, 0
+		f.n, f.kept, f.atPace = 0, 0, 0
 		return
 	}
 	if f.n == 0 || f.last != prev.seq {
-		f.n, f.fromSent, f.sends = 1, prev.sent, [3]instant{}
+		f.n, f.fromSent, f.sends, f.atPace = 1, prev.sent, [3]instant{}, 0
 	}
 	f.n++
+	f.atPace++
 	f.last = o.seq
 	f.sends = [3]instant{f.sends[1], f.sends[2], prev.sent}
 	// Read as windows, a window turned after prev went out, and o's
@@ -85,18 +104,21 @@ func (m *model) fullTooOften(o observation, prev answer, r float64) {
 	if f.n < fullRunAnswers {
 		return
 	}
-	if f.full == 0 || m.winLen < f.full {
-		f.full = m.winLen // the pace in force kept it full
+	if f.atPace >= fullRunAnswers && (f.full == 0 || m.winLen < f.full) {
+		f.full = m.winLen // a pace that keeps it full
 	}
-	if f.drained >= f.full {
+	if f.full > 0 && f.drained >= f.full {
 		f.drained = 0 // kept full at a pace that drained it once: the server sped up
 	}
 	w := min(o.arrived.sub(f.fromSent)/float64(f.n-2), o.arrived.sub(f.sends[0])/2)
 	if f.drained > 0 {
+		if f.atPace < fullRunAnswers {
+			return // the pace in force not yet shown to keep it full
+		}
 		w = max(w, (f.full+f.drained)/2) // halfway to the pace that drained it
 	}
-	if w < m.winLen {
-		f.kept, m.winLen = m.winLen, w
+	if w > 0 && w < m.winLen {
+		f.kept, m.winLen, f.atPace = m.winLen, w, 0
 	}
 }
 

@@ -495,9 +495,9 @@ func TestModelRemainingOnlyTurnsKeepToAClock(t *testing.T) {
 // row found full cannot come from windows of a second (two of them would
 // share one): the window is shortened to what they span, and the pace
 // climbs. The answer that finds it drained puts the pace a safety share
-// under the fastest that kept it full, and the next climb goes halfway to
-// the pace that drained it, not past. A fixed window of 2 paced alike
-// finds one less on every second request, and is read as before.
+// under the last that kept it full; a turn read after it does not undo
+// that; and the next climb, once four answers at the pace put back found it
+// full, goes halfway to the pace that drained it, not past.
 func TestModelRemainingOnlyFullTooOftenIsNoWindowThatLong(t *testing.T) {
 	start := func() (model, plan) {
 		m := testModel()
@@ -507,36 +507,66 @@ func TestModelRemainingOnlyFullTooOftenIsNoWindowThatLong(t *testing.T) {
 		require.InDelta(t, 1.006*sec, m.winLen, 1e6)
 		return m, p
 	}
+	climb := func(m *model) (p plan) {
+		for k := 4.0; k <= 5; k++ {
+			at := 1.006 + 0.53*(k-3)
+			p = m.observe(ans(k, k, at, at+0.002, -1, 1, 0))
+		}
+		assert.InDelta(t, 1.006*sec, m.winLen, 1e6, "three full in a row fit windows of a second")
+		p = m.observe(ans(6, 6, 2.596, 2.598, -1, 1, 0))
+		assert.InDelta(t, (2.598-1.006)/2*sec, m.winLen, 1e6, "four span three turns, two windows apart at least")
+		for k := 7.0; k <= 8; k++ {
+			at := 2.596 + 0.3*(k-6)
+			p = m.observe(ans(k, k, at, at+0.002, -1, 1, 0))
+		}
+		return p
+	}
 
 	m, p0 := start()
-	var p plan
-	for k := 4.0; k <= 5; k++ {
-		at := 1.006 + 0.53*(k-3)
-		p = m.observe(ans(k, k, at, at+0.002, -1, 1, 0))
-	}
-	assert.InDelta(t, 1.006*sec, m.winLen, 1e6, "three full in a row fit windows of a second")
-	p = m.observe(ans(6, 6, 2.596, 2.598, -1, 1, 0))
-	assert.InDelta(t, (2.598-1.006)/2*sec, m.winLen, 1e6, "four span three turns, two windows apart at least")
+	p := climb(&m)
 	assert.Greater(t, p.rate, p0.rate)
-	for k := 7.0; k <= 8; k++ {
-		at := 2.596 + 0.3*(k-6)
-		p = m.observe(ans(k, k, at, at+0.002, -1, 1, 0))
-	}
-	fastest, drained := p.rate, m.winLen
-	fullAt := m.full.full
-	require.Greater(t, fullAt, drained)
+	fastest, drained, kept := p.rate, m.winLen, m.full.kept
+	require.Greater(t, kept, drained)
 	p = m.observe(ans(9, 9, 3.4, 3.402, -1, 0, 0)) // drained at that pace
-	assert.InDelta(t, fullAt/safety, m.winLen, 1, "a safety share under the pace that last kept it full")
+	back := kept / safety
+	assert.InDelta(t, back, m.winLen, 1, "a safety share under the pace that last kept it full")
 	assert.Less(t, p.rate, fastest)
 	assert.Greater(t, p.rate, p0.rate)
-	assert.Equal(t, drained, m.full.drained)
-	for k := 10.0; k <= 14; k++ {
-		at := 3.4 + 0.4*(k-9)
+	at := 3.4
+	full := func(k float64) {
+		at += 0.35
 		m.observe(ans(k, k, at, at+0.002, -1, 1, 0))
 	}
-	assert.GreaterOrEqual(t, m.winLen, (m.full.full+drained)/2-1e6, "halfway to the pace that drained it, not past")
-	assert.Less(t, m.winLen, m.full.full)
+	full(10) // back to full: a turn, read no shorter than the window put back
+	assert.InDelta(t, back, m.winLen, 1, "a turn does not undo the step back")
+	for k := 11.0; k <= 13; k++ {
+		full(k)
+	}
+	assert.InDelta(t, back, m.winLen, 1, "three at the pace put back: no climb yet")
+	full(14)
+	assert.InDelta(t, (back+drained)/2, m.winLen, 1, "four at it: halfway to the pace that drained it")
 
+	// A request of this client's went unanswered in between: no run across
+	// it, but the step back still comes with the drain.
+	m, _ = start()
+	climb(&m)
+	kept = m.full.kept
+	m.observe(ans(10, 10, 3.2, 3.202, -1, 1, 0)) // 9 lost
+	m.observe(ans(11, 11, 3.4, 3.402, -1, 0, 0))
+	assert.InDelta(t, kept/safety, m.winLen, 1)
+
+	// Refused or not, an error that is no refusal drains nothing.
+	m, _ = start()
+	climb(&m)
+	w := m.winLen
+	o := ans(9, 9, 3.4, 3.402, -1, 1, 0)
+	o.status = http.StatusNotFound
+	m.observe(o)
+	assert.LessOrEqual(t, m.winLen, w)
+	assert.Zero(t, m.full.drained)
+
+	// A fixed window of 2 per second paced alike finds one less on every
+	// second request: never two full in a row.
 	m, _ = start()
 	for k := 4.0; k <= 12; k++ {
 		at := 1.006 + 0.53*(k-3)
@@ -547,6 +577,23 @@ func TestModelRemainingOnlyFullTooOftenIsNoWindowThatLong(t *testing.T) {
 		m.observe(ans(k, k, at, at+0.002, -1, r, 0))
 	}
 	assert.GreaterOrEqual(t, m.winLen, 1.006*sec, "a fixed window of 2 is not read shorter")
+
+	// The same sent to once every 1.2 s: every answer full, windows of
+	// their own, and the window read no shorter than the second it is.
+	m, _ = start()
+	for k := 4.0; k <= 14; k++ {
+		at := 1.006 + 1.2*(k-3)
+		m.observe(ans(k, k, at, at+0.002, -1, 1, 0))
+	}
+	assert.GreaterOrEqual(t, m.winLen, 1.0*sec, "no shorter than the window")
+
+	// Four full answers at one instant (a count that never goes down, no
+	// latency) bound no window: it is not read as none.
+	m, _ = start()
+	for k := 4.0; k <= 8; k++ {
+		m.observe(ans(k, k, 2, 2, -1, 1, 0))
+	}
+	assert.Greater(t, m.winLen, 0.0)
 }
 
 func TestModelMovingResetWithoutRefillIsACapToIt(t *testing.T) {

@@ -175,7 +175,7 @@ func (m *model) turned(o observation, prev answer, r float64) bool {
 	m.noteTurn(o, prev)
 	gap := o.arrived.sub(m.winT0)
 	if !m.stated && (m.winLen == 0 || gap < m.winLen) && !m.clockTurns {
-		m.winLen = gap
+		m.winLen = max(gap, m.full.least())
 	}
 	if !m.stated && m.kind != kindRefill && m.turnBound > 0 && (m.clockTurns || m.winSpan >= m.winLen) {
 		m.clockTurns, m.winLen = true, max(m.turnBound, m.winSpan)
@@ -354,13 +354,7 @@ func (m *model) spread(o observation, e instant, sl float64) {
 		r = max(r, safety*steady*m.ownShare())
 		m.plan.burst = smallBurst
 		if m.srvLimit < 2*smallBurst {
-			// Two at once are half of a limit under four or more: the
-			// second finds one less whatever the server, and says nothing
-			// of a refill. Paced one at a time, Bucket4j's bucket of 5 per
-			// 1 s holding 2 was found full more often than its reading
-			// allows within 3 s, not 7 (fullTooOften): 88% used in 30 s,
-			// 82% two at once.
-			m.plan.burst = 1
+			m.plan.burst = 1 // two at once, half of it or more, say nothing of a refill (fullTooOften)
 		}
 		if m.bucket && m.ownShare() == 1 {
 			// A bucket kept full: no refill rate to measure, and what

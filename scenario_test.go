@@ -190,7 +190,8 @@ func TestScenarioRemainingOnly(t *testing.T) {
 //     found full more often than such windows could turn shorten the window
 //     (fullTooOften): 80.7% and 82.0%, none refused; paced one at a time on
 //     a limit under four, not two at once, the first fulls come within
-//     3 s, not 7: 82.3% and 88.0%. 75% here.
+//     3 s, not 7: 83.3% and 88.0% (93.2% and 96.5% over 120 s). 80% and
+//     85% here.
 //   - Bucket4j's filter in front of a fixed window of 10 per 1 s that keeps
 //     to the server's clock, 250 ms past each second: each window read from
 //     the answer that showed the last turn, a probe a hold put well into its
@@ -211,10 +212,10 @@ func TestScenarioRemainingOnlyZeroConfig(t *testing.T) {
 			Dialect: throttletest.Bucket4j, ResetRounding: throttletest.Truncate, Latency: time.Millisecond, Jitter: 2 * time.Millisecond}, 0.95},
 		{"bucket4j-bucket-of-two", throttletest.Config{
 			Quota:   throttletest.Quota{Limit: 10, Window: time.Second, Algorithm: throttletest.TokenBucket, Burst: 2},
-			Dialect: throttletest.Bucket4j, ResetRounding: throttletest.Truncate, Latency: time.Millisecond, Jitter: 2 * time.Millisecond}, 0.75},
+			Dialect: throttletest.Bucket4j, ResetRounding: throttletest.Truncate, Latency: time.Millisecond, Jitter: 2 * time.Millisecond}, 0.80},
 		{"bucket4j-bucket-of-two-at-5", throttletest.Config{
 			Quota:   throttletest.Quota{Limit: 5, Window: time.Second, Algorithm: throttletest.TokenBucket, Burst: 2},
-			Dialect: throttletest.Bucket4j, ResetRounding: throttletest.Truncate, Latency: time.Millisecond, Jitter: 2 * time.Millisecond}, 0.75},
+			Dialect: throttletest.Bucket4j, ResetRounding: throttletest.Truncate, Latency: time.Millisecond, Jitter: 2 * time.Millisecond}, 0.85},
 		{"bucket4j-fixed-window-at-a-phase", throttletest.Config{
 			Quota:   throttletest.Quota{Limit: 10, Window: time.Second},
 			Dialect: throttletest.Bucket4j, ResetRounding: throttletest.Truncate, Latency: time.Millisecond, Jitter: 2 * time.Millisecond,

@@ -58,9 +58,10 @@ func TestScriptExchange(t *testing.T) {
 				return map[string]string{
 					"X-RateLimit-Limit":     `3`,
 					"X-RateLimit-Remaining": left(n),
-					"X-RateLimit-Reset":     `[0-9]{10}`, // Unix seconds, rounded up
+					"X-RateLimit-Reset":     `[0-9]{10}`, // Unix seconds (rounded up: not checked here)
 					"Retry-After":           retry(n),
-					"RateLimit":             ``, "RateLimit-Policy": ``, "RateLimit-Remaining": ``,
+					// The standard headers are off.
+					"RateLimit": ``, "RateLimit-Policy": ``, "RateLimit-Limit": ``, "RateLimit-Remaining": ``, "RateLimit-Reset": ``,
 				}
 			}},
 		{"fastify", func() (*realworld.Instance, error) { return realworld.StartNode("fastify.js", 3, time.Minute) },
@@ -147,5 +148,5 @@ func TestExpressBadConfig(t *testing.T) {
 	_, err := realworld.NodePath()
 	requireAvailable(t, err)
 	_, err = realworld.StartExpress("draft-5", 3, time.Minute)
-	assert.ErrorContains(t, err, `headers "draft-5": want one of draft-8, draft-7, draft-6`)
+	assert.ErrorContains(t, err, `headers "draft-5": want one of draft-8, draft-7, draft-6, legacy`)
 }
