@@ -510,10 +510,10 @@ func TestModelRemainingOnlyFullTooOftenIsNoWindowThatLong(t *testing.T) {
 	climb := func(m *model) (p plan) {
 		for k := 4.0; k <= 5; k++ {
 			at := 1.006 + 0.53*(k-3)
-			p = m.observe(ans(k, k, at, at+0.002, -1, 1, 0))
+			m.observe(ans(k, k, at, at+0.002, -1, 1, 0))
 		}
 		assert.InDelta(t, 1.006*sec, m.winLen, 1e6, "three full in a row fit windows of a second")
-		p = m.observe(ans(6, 6, 2.596, 2.598, -1, 1, 0))
+		m.observe(ans(6, 6, 2.596, 2.598, -1, 1, 0))
 		assert.InDelta(t, (2.598-1.006)/2*sec, m.winLen, 1e6, "four span three turns, two windows apart at least")
 		for k := 7.0; k <= 8; k++ {
 			at := 2.596 + 0.3*(k-6)
