@@ -28,10 +28,11 @@ type fullRun struct {
 // (fullTooOften).
 const fullRunAnswers = 4
 
-// least is the shortest window a turn may read (turned): the one put back
-// when a pace drained the server, while that drain stands; 0 where none
-// did. (A turn read after a drain as the time since the run's last answer
-// undid the step back at once.)
+// least is the shortest window a turn may read (turned, which reads none
+// longer than the one in force so): the one put back when a pace drained
+// the server, while that drain stands; 0 where none did. (A turn read
+// after a drain as the time since the run's last answer undid the step
+// back at once.)
 func (f *fullRun) least() float64 {
 	if f.drained > 0 {
 		return f.back

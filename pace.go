@@ -175,7 +175,7 @@ func (m *model) turned(o observation, prev answer, r float64) bool {
 	m.noteTurn(o, prev)
 	gap := o.arrived.sub(m.winT0)
 	if !m.stated && (m.winLen == 0 || gap < m.winLen) && !m.clockTurns {
-		m.winLen = max(gap, m.full.least())
+		m.winLen = max(gap, min(m.full.least(), m.winLen)) // never below the window a drain put back
 	}
 	if !m.stated && m.kind != kindRefill && m.turnBound > 0 && (m.clockTurns || m.winSpan >= m.winLen) {
 		m.clockTurns, m.winLen = true, max(m.turnBound, m.winSpan)
