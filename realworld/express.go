@@ -47,11 +47,8 @@ func Express() Server {
 // with Reset the seconds until the window ends, rounded up, as [Express]'s t,
 // and on a 429 also Retry-After with the same value.
 func ExpressDraft6() Server {
-	s := Express()
-	s.Name = "express-draft6"
-	s.Headers = "RateLimit-Limit/Remaining/Reset (s, rounded up) + RateLimit-Policy 30;w=3 (IETF draft-6), Retry-After on 429"
-	s.start = func() (*Instance, error) { return startExpress("draft-6", defLimit, defWindow) }
-	return s
+	return expressSending("express-draft6", "draft-6",
+		"RateLimit-Limit/Remaining/Reset (s, rounded up) + RateLimit-Policy 30;w=3 (IETF draft-6), Retry-After on 429")
 }
 
 // ExpressLegacy is [Express] as the library sets itself up when told only
@@ -68,10 +65,16 @@ func ExpressDraft6() Server {
 // that opens at any instant; and on a 429 also Retry-After, the seconds
 // until that end, rounded up.
 func ExpressLegacy() Server {
+	return expressSending("express-legacy", "legacy",
+		"X-RateLimit-Limit/Remaining/Reset (Unix s, rounded up; the library's default), Retry-After on 429")
+}
+
+// expressSending is [Express] named name, run with node/express.js's
+// --headers set to which, its headers described as headers.
+func expressSending(name, which, headers string) Server {
 	s := Express()
-	s.Name = "express-legacy"
-	s.Headers = "X-RateLimit-Limit/Remaining/Reset (Unix s, rounded up; the library's default), Retry-After on 429"
-	s.start = func() (*Instance, error) { return startExpress("legacy", defLimit, defWindow) }
+	s.Name, s.Headers = name, headers
+	s.start = func() (*Instance, error) { return startExpress(which, defLimit, defWindow) }
 	return s
 }
 
