@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"sync"
@@ -23,6 +24,9 @@ type Options struct {
 	// Parallel is how many servers RunAll runs at once; 0: all of them.
 	// On 2 cores, 13 servers × 4 client kinds at once starve each other.
 	Parallel int
+	// Latency is a network's round trip added to each request below the
+	// client's limiter (Travel); 0: loopback's alone.
+	Latency time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -131,9 +135,10 @@ var errCut = errors.New("realworld: run over")
 // run's cancellation (keeping the request's deadline), so that a request
 // already on the wire when the run ends is answered and counted.
 type cutoff struct {
-	base http.RoundTripper
-	end  time.Time
-	sent *atomic.Int64
+	base    http.RoundTripper
+	end     time.Time
+	sent    *atomic.Int64
+	latency time.Duration
 }
 
 func (c *cutoff) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -148,13 +153,39 @@ func (c *cutoff) RoundTrip(req *http.Request) (*http.Response, error) {
 	} else {
 		ctx, cancel = context.WithCancel(ctx)
 	}
+	if err := Travel(ctx, c.latency); err != nil {
+		cancel()
+		return nil, err
+	}
 	resp, err := c.base.RoundTrip(req.WithContext(ctx))
+	if err == nil {
+		if err = Travel(ctx, c.latency); err != nil {
+			resp.Body.Close()
+		}
+	}
 	if err != nil {
 		cancel()
 		return nil, err
 	}
 	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
 	return resp, nil
+}
+
+// Travel waits for half of a network's round trip of latency, ±50% at
+// random: a request's way to the server, or its answer's back. A deadline
+// or cancellation of ctx cuts it short with ctx's error.
+func Travel(ctx context.Context, latency time.Duration) error {
+	if latency <= 0 {
+		return nil
+	}
+	t := time.NewTimer(time.Duration(float64(latency) / 2 * (0.5 + rand.Float64())))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 type cancelBody struct {
@@ -188,7 +219,7 @@ func Run(ctx context.Context, s Server, c Client, o Options) (Result, error) {
 	start := time.Now()
 	end := start.Add(o.Duration)
 	cl, err := c.build(s.Quota, func(rt http.RoundTripper) http.RoundTripper {
-		return &cutoff{base: rt, end: end, sent: &n.sent}
+		return &cutoff{base: rt, end: end, sent: &n.sent, latency: o.Latency}
 	})
 	if err != nil {
 		return res, err

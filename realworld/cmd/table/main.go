@@ -1,7 +1,7 @@
 // Command table runs every client kind against every real-world server and
 // prints a Markdown table of the share of 429s and of the quota used.
 //
-//	go run ./realworld/cmd/table [-d 3s] [-p 4] [-v] [-servers fiber,nginx]
+//	go run ./realworld/cmd/table [-d 3s] [-p 4] [-v] [-servers fiber,nginx] [-latency 100ms]
 //	go run ./realworld/cmd/table -headers   # one example exchange per server
 //
 // Servers that cannot start here (nginx not installed) are left out, with a
@@ -28,6 +28,7 @@ func main() {
 	only := flag.String("servers", "", "comma-separated names of the servers to run; all when empty")
 	limit := flag.Int("limit", 30, "the servers' quota: requests per -window (nginx and echo keep theirs)")
 	window := flag.Duration("window", 3*time.Second, "the period of -limit, whole seconds")
+	latency := flag.Duration("latency", 0, "a network's round trip added to each request, ±50% each way (realworld.Travel)")
 	flag.Parse()
 	if err := realworld.SetQuota(*limit, *window); err != nil {
 		fmt.Fprintln(os.Stderr, "table:", err)
@@ -55,7 +56,7 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	results, err := realworld.RunAll(ctx, servers, realworld.Clients(), realworld.Options{Duration: *d, Parallel: *parallel})
+	results, err := realworld.RunAll(ctx, servers, realworld.Clients(), realworld.Options{Duration: *d, Parallel: *parallel, Latency: *latency})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "table: left out:", err)
 	}
@@ -64,7 +65,11 @@ func main() {
 			fmt.Fprintln(os.Stderr, r)
 		}
 	}
-	fmt.Printf("Each cell: %% of answers that were 429 / %% of quota used (2xx ÷ (limit × D/window + burst)), D = %v, 16 goroutines.\n\n", *d)
+	fmt.Printf("Each cell: %% of answers that were 429 / %% of quota used (2xx ÷ (limit × D/window + burst)), D = %v, 16 goroutines", *d)
+	if *latency > 0 {
+		fmt.Printf(", %v round trips added", *latency)
+	}
+	fmt.Printf(".\n\n")
 	if err := realworld.WriteTable(os.Stdout, results); err != nil {
 		fmt.Fprintln(os.Stderr, "table:", err)
 		os.Exit(1)

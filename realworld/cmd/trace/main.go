@@ -31,18 +31,19 @@ func main() {
 	timeout := flag.Duration("timeout", 2*time.Second, "each request's deadline, as the table's runs have it (0: none)")
 	limit := flag.Int("limit", 30, "the servers' quota: requests per -window (nginx and echo keep theirs)")
 	window := flag.Duration("window", 3*time.Second, "the period of -limit, whole seconds")
+	latency := flag.Duration("latency", 0, "a network's round trip added to each request: as realworld.Travel waits it each way")
 	flag.Parse()
 	if err := realworld.SetQuota(*limit, *window); err != nil {
 		fmt.Fprintln(os.Stderr, "trace:", err)
 		os.Exit(2)
 	}
-	if err := run(*name, *kind, *d, *g, *timeout); err != nil {
+	if err := run(*name, *kind, *d, *g, *timeout, *latency); err != nil {
 		fmt.Fprintln(os.Stderr, "trace:", err)
 		os.Exit(1)
 	}
 }
 
-func run(name, kind string, d time.Duration, g int, timeout time.Duration) error {
+func run(name, kind string, d time.Duration, g int, timeout, latency time.Duration) error {
 	srvs, err := realworld.ServersNamed(name)
 	if err != nil {
 		return err
@@ -69,7 +70,16 @@ func run(name, kind string, d time.Duration, g int, timeout time.Duration) error
 		}
 		tr.Base = roundTrip(func(req *http.Request) (*http.Response, error) {
 			sent := time.Since(start)
+			if err := realworld.Travel(req.Context(), latency); err != nil {
+				return nil, err
+			}
 			resp, err := conns.RoundTrip(req)
+			if err == nil {
+				if err = realworld.Travel(req.Context(), latency); err != nil {
+					resp.Body.Close()
+					resp = nil
+				}
+			}
 			if err != nil {
 				left := "none"
 				if d, ok := req.Context().Deadline(); ok {
