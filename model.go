@@ -299,6 +299,7 @@ func (m *model) observe(o observation) plan {
 		m.late = m.late || probe // the window had not ended at its cap's end (roundedUp)
 		m.holdsToReset = m.holdsToReset || m.bucket && !m.refilled
 		m.refusedAtToldEnd(o, probe, toldEnd)
+		m.refuteLogBound()
 		m.cooldown(o)
 	} else if o.status < 400 && m.aimd {
 		if m.first && o.sent >= m.cut {

@@ -199,3 +199,50 @@ func TestModelOthersReturnedFromWhatTheLogHeld(t *testing.T) {
 	m.share = 0.5
 	assert.Equal(t, 0.625, m.othersReturned(prev, o, 1.25), "the others' share of the whole refill")
 }
+
+// A token bucket kept nearly full, answered 100 ms away, leaves two spent
+// at each answer: read as a sliding log holding this client's last two
+// requests, a window of a third of a second. A refusal at the pace that
+// window gave refutes the bound for good (refuteLogBound), and a bucket
+// shown to refill is retried two requests' worth of its steady rate after
+// a refusal, not held to its constant reset's latest second; the retry's
+// own refusal is held there. (tollbooth's 10 per 1 s, answers 100 ms away:
+// 73 of 130 served in 12 s, five 429s; 125 and one or two.)
+func TestModelRefusalAtALogsPaceRefutesItsBound(t *testing.T) {
+	m := testModel()
+	at, seq := 0.0, 1.0
+	answer := func(r float64) plan {
+		p := m.observe(ans(seq, seq, at, at+0.1, 10, r, at+0.1+1))
+		seq, at = seq+1, at+0.105
+		return p
+	}
+	for k := 0; k < 40 && m.logWin == 0; k++ {
+		answer(8 + float64(k%2))
+	}
+	require.Less(t, m.winLen, sec/2, "two spent at each answer: read as a log of a third of a second")
+	require.True(t, m.mayBeLog(), "bucket %v refilled %v fullAt %v tokens %v logWin %v kind %v", m.bucket, m.refilled, m.fullAt, m.tokens, m.logWin, m.kind)
+
+	o := refused(ans(seq, seq, at, at+0.1, 10, 0, at+0.1+1), 0)
+	p := m.observe(o)
+	seq, at = seq+1, at+0.105
+	assert.Equal(t, sec, m.winLen, "refused at the log's pace: back to the window the resets read")
+	assert.Zero(t, m.logWin)
+	require.True(t, p.holdOn, "%+v", p)
+	assert.InDelta(t, 0.2*sec, p.hold.sub(o.arrived), 1e6, "two requests' worth of 10/s")
+	inFlight := refused(ans(seq, seq, at-0.08, at+0.03, 10, 0, at+0.03+1), 0) // sent before o was answered
+	seq++
+	p = m.observe(inFlight)
+	assert.InDelta(t, 0.2*sec, p.hold.sub(inFlight.arrived), 1e6, "a refusal sent before the first came is no retry's")
+
+	at = p.hold.sub(secs(0)) / sec
+	o = refused(ans(seq, seq, at, at+0.1, 10, 0, at+0.1+1), 0)
+	p = m.observe(o)
+	seq, at = seq+1, p.hold.sub(secs(0))/sec
+	assert.GreaterOrEqual(t, p.hold.sub(o.arrived), sec, "the retry refused: held to the reset")
+
+	for k := range 20 {
+		answer(8 + float64(k%2))
+	}
+	assert.Equal(t, sec, m.winLen, "what came back over the holds is a bucket's tokens: no log to bound")
+	assert.True(t, m.tokens)
+}

@@ -48,6 +48,25 @@ func (m *model) logBound(o observation, r float64) {
 	}
 }
 
+// refuteLogBound undoes the window a log's give-back bounded (logBound)
+// once a request is refused while it is in force: the bound holds only for
+// a log, and a server that refuses at the pace it gave is no log of that
+// window. The window goes back to what the resets read, shortened by what
+// else says so (fitRead); a bound may form again while what comes back
+// does not show tokens at a rate (measureAvail). (tollbooth's
+// token bucket of 10 per 1 s, its answers 100 ms away: each found two
+// spent, read as a log holding this client's last two requests, a window
+// of 0.3 s, paced at 30/s, refused after each hold: 73 of 130 served in
+// 12 s, five 429s.)
+func (m *model) refuteLogBound() {
+	if m.logWin == 0 || m.stated || m.winLen > m.logWin {
+		return
+	}
+	m.logWin = 0
+	m.winLen = max(m.winLen, m.winRead)
+	m.fitRead()
+}
+
 // A sendLog keeps the send instants of the latest requests a server
 // counted (answered, not refused), in no order: answers overtake one
 // another. It holds sendLogSize: of a larger window's requests only the

@@ -168,3 +168,26 @@ func TestHAProxyRemainingStatesItsQuota(t *testing.T) {
 	require.NoError(t, resp.Body.Close())
 	assert.Equal(t, "19", resp.Header.Get("X-Rate-Limit-Remaining"))
 }
+
+// TestRealWorldLatency runs a zero-config Transport against servers whose
+// answers come a network's round trip away (100 ms, ±50% each way), as a
+// real API's do: requests in flight are counted before their answers
+// come, and Remaining reads lower than on loopback. A token bucket kept
+// nearly full by its steady rate then looks like a short sliding log, and
+// a refusal at that log's pace must undo the reading (tollbooth, 6 s: 49
+// and 37 of 70 served, three 429s each, before it; 67 of 70 and one or
+// two since: the reading is made, and refused, once a run).
+func TestRealWorldLatency(t *testing.T) {
+	o := options(t)
+	o.Duration, o.Latency = 2*o.Duration, 100*time.Millisecond
+	srvs, err := realworld.ServersNamed("tollbooth", "ulule")
+	require.NoError(t, err)
+	for _, s := range srvs {
+		t.Run(s.Name, func(t *testing.T) {
+			r, err := realworld.Run(context.Background(), s, realworld.ZeroConfig, o)
+			check(t, r, err)
+			assert.LessOrEqual(t, r.TooMany, int64(3), "%s: %d of %d answers were 429", s.Name, r.TooMany, r.Answers())
+			assert.GreaterOrEqual(t, r.Used(), 0.85, "%s: %d served of %.0f", s.Name, r.OK, s.Quota.Capacity(r.Duration))
+		})
+	}
+}
