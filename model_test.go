@@ -2143,8 +2143,8 @@ func TestModelToldRateWithinAnInferredWindowsSecond(t *testing.T) {
 // turn, its reset. A sliding window gives its quota back from the refusal
 // on, as the old window's count weighs less: a lone client's first refusal
 // is retried once two requests' worth has come back (one for the refusal,
-// which some servers count), and a second in a row is held to the end it
-// was given. Its resets are whole seconds: it may give back only as its
+// which some servers count), and so is one of a request sent before it
+// came, but a second in a row is held to the end it was given. Its resets are whole seconds: it may give back only as its
 // clock's second ticks (fiber's does), at the window's end less whole
 // seconds, so the two come back from the next tick on.
 func TestModelSlidingWindowRefusalIsRetriedSoon(t *testing.T) {
@@ -2159,6 +2159,11 @@ func TestModelSlidingWindowRefusalIsRetriedSoon(t *testing.T) {
 	p := m.observe(o)
 	require.True(t, p.holdOn)
 	assert.InDelta(t, 1.01+2/9.5, float64(p.hold)/sec, 0.001, "retried after two requests' worth at 95%% of 10/s from the tick at 1.01")
+
+	o = ans(3, 4, 0.2, 0.213, 30, 0, 3) // sent before the refusal came: the same episode
+	o.status, o.q.RetryAfter = http.StatusTooManyRequests, 3*time.Second
+	p = m.observe(o)
+	assert.InDelta(t, 1.01+2/9.5, float64(p.hold)/sec, 0.001, "a refusal of a request sent before the first came is no retry's")
 
 	o = ans(5, 5, 0.43, 0.431, 30, 0, 3)
 	o.status, o.q.RetryAfter = http.StatusTooManyRequests, 3*time.Second

@@ -193,31 +193,11 @@ func (m *model) cooldown(o observation) {
 		m.backoffs++
 		m.heldAsTold = false
 	}
-	if m.kind == kindRefill && !m.bucket && m.share == 1 && !m.retriedEarly &&
-		(q.RetryAfter <= 0 || retryAtReset) && m.plan.capGrow > 0 {
-		// A sliding window gives its quota back as the old window's count
-		// weighs less, from the refusal on, not at the end its reset says
-		// (httprate's Retry-After is its reset too: a probe a few
-		// milliseconds after a turn was refused and held a whole window,
-		// in one run of six, 53% used). So a lone client retries its first
-		// refusal once two requests' worth has come back: one for the
-		// retry, one for the refusal, which servers that count refusals
-		// added (after one, a retry one request's worth later was refused
-		// again). A second in a row is held to its end. Where others share
-		// the quota, they took it: the refusal is no turn's.
-		until = min(until, max(m.plan.capAt, o.arrived).add(2/m.plan.capGrow))
-		m.retriedEarly = true
-	}
-	if m.bucket && m.refilled && !m.holdsToReset && m.share == 1 && (!m.retriedEarly || !episode) &&
-		q.RetryAfter <= 0 && m.steady() > 0 {
-		// So does a bucket shown to give back before its reset, from
-		// the refusal on, at its steady rate: its reset is when it is
-		// full, or a constant, not when the next one comes. (tollbooth's
-		// "1", held to its latest second: 2 s of a refill of 10/s lost
-		// at each refusal, 112 of 130 served in 12 s with answers
-		// 100 ms away.) A refusal of a request sent before the first
-		// one's is no retry's.
-		until = min(until, o.arrived.add(2*float64(time.Second)/m.steady()))
+	if back, ok := m.earlyRetry(o, retryAtReset); ok && m.share == 1 && (!m.retriedEarly || !episode) {
+		// A lone client's first refusal, or one of a request sent before
+		// it came: no retry's. Where others share the quota, they took
+		// what came back: the refusal is no turn's.
+		until = min(until, back)
 		m.retriedEarly = true
 	}
 	m.plan.hold, m.plan.holdOn = min(until, o.arrived.add(m.maxCooldown)), true
@@ -230,6 +210,31 @@ func (m *model) cooldown(o observation) {
 		// precedence over the reset): a probe then, not the cap.
 		m.plan.capEnd = m.plan.hold
 	}
+}
+
+// earlyRetry returns when to retry the refusal o of a server shown to give
+// back before its reset, and whether it is one: once two requests' worth
+// has come back, one for the retry and one for the refusal, which servers
+// that count refusals added (after one, a retry one request's worth later
+// was refused again). A second refusal in a row is held to its end
+// (cooldown). A sliding window gives its quota back as the old window's
+// count weighs less, from the refusal on, not at the end its reset says
+// (httprate's Retry-After is its reset too: a probe a few milliseconds
+// after a turn was refused and held a whole window, in one run of six, 53%
+// used). So does a bucket shown to refill, with no Retry-After, at its
+// steady rate: its reset is when it is full, or a constant, not when the
+// next request comes back (tollbooth's "1", held to its latest second: 2 s
+// of a refill of 10/s lost at each refusal, 112 of 130 served in 12 s with
+// answers 100 ms away; 125).
+func (m *model) earlyRetry(o observation, retryAtReset bool) (instant, bool) {
+	q := o.q
+	switch {
+	case m.kind == kindRefill && !m.bucket && (q.RetryAfter <= 0 || retryAtReset) && m.plan.capGrow > 0:
+		return max(m.plan.capAt, o.arrived).add(2 / m.plan.capGrow), true
+	case m.bucket && m.refilled && !m.holdsToReset && q.RetryAfter <= 0 && m.steady() > 0:
+		return o.arrived.add(2 * float64(time.Second) / m.steady()), true
+	}
+	return 0, false
 }
 
 // cutRate cuts the rate after a 429 from a server that sends no quota. It
