@@ -9,8 +9,8 @@ var (
 	// (or the bucket never queues, MaxQueue < 0) and the tokens are not there.
 	ErrQueueFull = errors.New("throttle: queue full")
 	// ErrWaitTooLong: the predicted wait exceeds Config.MaxWait or the context's
-	// deadline (for a request, [Bucket.Begin], the deadline less the fastest
-	// answer's latency). When the deadline is the reason the error also
+	// deadline (for a request, [Bucket.Begin], the deadline less the time an
+	// answer takes, a moving mean). When the deadline is the reason the error also
 	// matches [context.DeadlineExceeded].
 	ErrWaitTooLong = errors.New("throttle: wait too long")
 	// ErrExceedsBurst: WaitN asked for more tokens than the bucket can ever

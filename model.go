@@ -74,8 +74,7 @@ type model struct {
 	ceiling     float64 // Config.Limit in tokens/s: 0 when learned, +Inf for no local limit
 	answered    bool    // an answer has been observed
 	answers     uint64  // answers observed
-	latency     float64 // the answers' latency, smoothed (ns)
-	fastest     float64 // the shortest latency of an answer (ns), −1 before one
+	latency     float64 // the answers' latency, smoothed (ns): a moving mean, 0 before one
 
 	srvLimit float64 // the server's limit per window; <= 0: not known
 	most     float64 // the most Remaining seen, plus its request: a bucket holds at least that
@@ -227,7 +226,7 @@ type answer struct {
 }
 
 func newModel(maxCooldown float64, pace Pace, ceiling float64) model {
-	m := model{maxCooldown: maxCooldown, pace: pace, ceiling: ceiling, share: 1, srvLimit: -1, fastest: -1}
+	m := model{maxCooldown: maxCooldown, pace: pace, ceiling: ceiling, share: 1, srvLimit: -1}
 	m.rate = ceiling
 	if ceiling == 0 {
 		m.rate = math.Inf(1)
@@ -250,9 +249,6 @@ func (m *model) observe(o observation) plan {
 	if l := o.arrived.sub(o.sent); l >= 0 {
 		if m.latency == 0 {
 			m.latency = l
-		}
-		if m.fastest < 0 || l < m.fastest {
-			m.fastest = l
 		}
 		m.latency += (l - m.latency) / 8
 	}
