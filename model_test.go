@@ -2144,9 +2144,10 @@ func TestModelToldRateWithinAnInferredWindowsSecond(t *testing.T) {
 // on, as the old window's count weighs less: a lone client's first refusal
 // is retried once two requests' worth has come back (one for the refusal,
 // which some servers count), and so is one of a request sent before it
-// came, but a second in a row is held to the end it was given. Its resets are whole seconds: it may give back only as its
-// clock's second ticks (fiber's does), at the window's end less whole
-// seconds, so the two come back from the next tick on.
+// came, but a second in a row is held to the end it was given. Its resets
+// are whole seconds: it may give back only as its clock's second ticks
+// (fiber's does), at the window's end less whole seconds, so the two come
+// back from the next tick on.
 func TestModelSlidingWindowRefusalIsRetriedSoon(t *testing.T) {
 	m := testModel()
 	// The last window counted 30 (none left at this one's start): 10/s
