@@ -59,7 +59,7 @@ func (m *model) logBound(o observation, r float64) {
 // of 0.3 s, paced at 30/s, refused after each hold: 73 of 130 served in
 // 12 s, five 429s.)
 func (m *model) refuteLogBound() {
-	if m.logWin == 0 || m.stated || m.winLen > m.logWin {
+	if m.logWin == 0 || m.stated || m.winLen != m.logWin {
 		return
 	}
 	m.logWin = 0

@@ -25,7 +25,7 @@ type Options struct {
 	// On 2 cores, 13 servers × 4 client kinds at once starve each other.
 	Parallel int
 	// Latency is a network's round trip added to each request below the
-	// client's limiter (Travel); 0: loopback's alone.
+	// client's limiter (Distant); 0: loopback's alone.
 	Latency time.Duration
 }
 
@@ -135,10 +135,9 @@ var errCut = errors.New("realworld: run over")
 // run's cancellation (keeping the request's deadline), so that a request
 // already on the wire when the run ends is answered and counted.
 type cutoff struct {
-	base    http.RoundTripper
-	end     time.Time
-	sent    *atomic.Int64
-	latency time.Duration
+	base http.RoundTripper
+	end  time.Time
+	sent *atomic.Int64
 }
 
 func (c *cutoff) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -153,16 +152,7 @@ func (c *cutoff) RoundTrip(req *http.Request) (*http.Response, error) {
 	} else {
 		ctx, cancel = context.WithCancel(ctx)
 	}
-	if err := Travel(ctx, c.latency); err != nil {
-		cancel()
-		return nil, err
-	}
 	resp, err := c.base.RoundTrip(req.WithContext(ctx))
-	if err == nil {
-		if err = Travel(ctx, c.latency); err != nil {
-			resp.Body.Close()
-		}
-	}
 	if err != nil {
 		cancel()
 		return nil, err
@@ -171,14 +161,42 @@ func (c *cutoff) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// Travel waits for half of a network's round trip of latency, ±50% at
-// random: a request's way to the server, or its answer's back. A deadline
-// or cancellation of ctx cuts it short with ctx's error.
-func Travel(ctx context.Context, latency time.Duration) error {
+// Distant returns base as a server a network's round trip of latency away
+// would answer: each request waits half of it on its way out and its
+// answer half on the way back, each ±50% at random, so that the server
+// counts a request before its client hears of it. A deadline or
+// cancellation of the request's context cuts a wait short with the
+// context's error. A latency of 0 or less returns base.
+func Distant(base http.RoundTripper, latency time.Duration) http.RoundTripper {
 	if latency <= 0 {
-		return nil
+		return base
 	}
-	t := time.NewTimer(time.Duration(float64(latency) / 2 * (0.5 + rand.Float64())))
+	return &distant{base: base, latency: latency}
+}
+
+type distant struct {
+	base    http.RoundTripper
+	latency time.Duration
+}
+
+func (d *distant) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := d.travel(req.Context()); err != nil {
+		return nil, err
+	}
+	resp, err := d.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.travel(req.Context()); err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	return resp, nil
+}
+
+// travel waits half of d's round trip, ±50% at random, or until ctx ends.
+func (d *distant) travel(ctx context.Context) error {
+	t := time.NewTimer(time.Duration(float64(d.latency) / 2 * (0.5 + rand.Float64())))
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -219,7 +237,7 @@ func Run(ctx context.Context, s Server, c Client, o Options) (Result, error) {
 	start := time.Now()
 	end := start.Add(o.Duration)
 	cl, err := c.build(s.Quota, func(rt http.RoundTripper) http.RoundTripper {
-		return &cutoff{base: rt, end: end, sent: &n.sent, latency: o.Latency}
+		return &cutoff{base: Distant(rt, o.Latency), end: end, sent: &n.sent}
 	})
 	if err != nil {
 		return res, err

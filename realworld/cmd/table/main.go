@@ -28,7 +28,7 @@ func main() {
 	only := flag.String("servers", "", "comma-separated names of the servers to run; all when empty")
 	limit := flag.Int("limit", 30, "the servers' quota: requests per -window (nginx and echo keep theirs)")
 	window := flag.Duration("window", 3*time.Second, "the period of -limit, whole seconds")
-	latency := flag.Duration("latency", 0, "a network's round trip added to each request, ±50% each way (realworld.Travel)")
+	latency := flag.Duration("latency", 0, "a network's round trip added to each request, ±50% each way (realworld.Distant)")
 	flag.Parse()
 	if err := realworld.SetQuota(*limit, *window); err != nil {
 		fmt.Fprintln(os.Stderr, "table:", err)

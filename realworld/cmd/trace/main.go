@@ -31,7 +31,7 @@ func main() {
 	timeout := flag.Duration("timeout", 2*time.Second, "each request's deadline, as the table's runs have it (0: none)")
 	limit := flag.Int("limit", 30, "the servers' quota: requests per -window (nginx and echo keep theirs)")
 	window := flag.Duration("window", 3*time.Second, "the period of -limit, whole seconds")
-	latency := flag.Duration("latency", 0, "a network's round trip added to each request: as realworld.Travel waits it each way")
+	latency := flag.Duration("latency", 0, "a network's round trip added to each request, ±50% each way (realworld.Distant)")
 	flag.Parse()
 	if err := realworld.SetQuota(*limit, *window); err != nil {
 		fmt.Fprintln(os.Stderr, "trace:", err)
@@ -64,22 +64,14 @@ func run(name, kind string, d time.Duration, g int, timeout, latency time.Durati
 	var trs []*throttle.Transport
 	for i := range n {
 		conns := &http.Transport{MaxIdleConnsPerHost: 64}
+		far := realworld.Distant(conns, latency)
 		tr := &throttle.Transport{}
 		if kind == "told" {
 			tr.Config.Limit = srvs[0].Quota.Rate()
 		}
 		tr.Base = roundTrip(func(req *http.Request) (*http.Response, error) {
 			sent := time.Since(start)
-			if err := realworld.Travel(req.Context(), latency); err != nil {
-				return nil, err
-			}
-			resp, err := conns.RoundTrip(req)
-			if err == nil {
-				if err = realworld.Travel(req.Context(), latency); err != nil {
-					resp.Body.Close()
-					resp = nil
-				}
-			}
+			resp, err := far.RoundTrip(req)
 			if err != nil {
 				left := "none"
 				if d, ok := req.Context().Deadline(); ok {
