@@ -789,6 +789,52 @@ func TestModelOtherClientsShare(t *testing.T) {
 	assert.InDelta(t, 0.25, m.share, 0.05, "a quarter of what the server counts is this client's")
 }
 
+func TestModelUnknownWindowIsSpreadToItsSoonestReset(t *testing.T) {
+	// Four clients on a window of 100 per 10 s that nothing has shown to be
+	// fixed yet. Their first requests took more than the steady rate:
+	// what is left of this client's part is spread to the soonest reset,
+	// not spent at its share of the steady rate and gone before the
+	// window turns (a turn that finds nothing left to spend is never seen,
+	// and a window from the first request whose resets are a second late
+	// then runs a second longer each time). A window whose length the
+	// server states ends by it, a turn seen or not: its pace is not
+	// bounded so.
+	for _, stated := range []bool{false, true} {
+		m := testModel()
+		obs := func(o observation) observation {
+			if stated {
+				o.q.Window = 10 * time.Second
+			}
+			return o
+		}
+		m.observe(obs(ans(1, 1, 0, 0.01, 100, 99, 10)))
+		var p plan
+		for i := 1.0; i <= 10; i++ {
+			p = m.observe(obs(ans(1+i, 1+i, 0.1*i, 0.1*i+0.01, 100, 99-4*i, 10)))
+		}
+		require.Equal(t, kindUnknown, m.kind)
+		if stated {
+			assert.InDelta(t, safety*10*m.share, p.rate, 1e-9, "stated: its share of the steady rate")
+			continue
+		}
+		left := p.capSeq(p.capAt) - 11
+		assert.InDelta(t, left/(10-1.01), p.rate, 1e-9, "%v left over the 9 s to the reset", left)
+		assert.Less(t, p.rate, safety*10*m.share, "under its share of the steady rate")
+	}
+	// A window read from whole-second resets as a second long places no end
+	// finer than its slack (tollbooth's bucket says "1" all through): not
+	// bounded so either.
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.001, 40, 39, 1))
+	var p plan
+	for i := 1.0; i <= 5; i++ {
+		p = m.observe(ans(1+i, 1+i, 0.05*i, 0.05*i+0.001, 40, 39-3*i, 1))
+	}
+	require.Equal(t, kindUnknown, m.kind)
+	require.Less(t, m.share, 1.0)
+	assert.InDelta(t, safety*40*m.share, p.rate, 1e-9, "read a second: its share of the steady rate")
+}
+
 func TestModelFarResetBoundedByMaxCooldown(t *testing.T) {
 	m := testModel()
 	// Remaining 1 with a reset ten years out.

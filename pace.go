@@ -10,7 +10,8 @@ import (
 // (crossed), a turn that no reset marks (turned), the rate and burst spent
 // from what is left (spread), the steady rate and this client's share of
 // it, whether the server refills (refills), and what a sliding window gives
-// back and when (giveBack, nextTick). The window's length is window.go's.
+// back and when (giveBack, nextTick). The window's length is window.go's,
+// and so is the window a steady pace shows (fitPace).
 // Part of the server model (model.go): pure, no clock, no lock.
 
 // measureAvail measures the rate a bucket-like server's tokens come back
@@ -372,6 +373,23 @@ func (m *model) spread(o observation, e instant, sl float64) {
 		// Until the server is shown to be a fixed window, its steady rate
 		// with a small burst is the pace that is safe on every algorithm.
 		r = safety * steady * m.share
+		if end := min(e, m.winEnd); o.resetOK && !m.stated && !m.readASecond() && end > o.arrived && left > 0 {
+			// And no faster than what is left lasts to the soonest
+			// reset: a window's turn is seen only by a request that
+			// finds it, and clients started together take more than
+			// their shares at first. Spent before its end, a window
+			// from the first request whose resets are rounded up is
+			// held to them, opened a second late, and read a second
+			// too long: four clients on express-rate-limit's legacy
+			// headers, 30 per 3 s, ran windows of 4 s, 85 of 120
+			// served in 12 s; 113 so. A stated window ends by its
+			// length, a turn seen or not (express-rate-limit's IETF
+			// headers: 107 of 120 so, 111 not). A reading of a second
+			// or less places no end finer than its slack (tollbooth's
+			// constant "1", spread over it, rose back once and was
+			// read as a sliding log's give-back: 3–6 429s a run).
+			r = min(r, left/(end.sub(o.arrived)/float64(time.Second)))
+		}
 		m.plan.burst = smallBurst
 		if !m.shareSeen && !m.pooled {
 			// Until the answers have shown whether others spend on this
@@ -518,83 +536,4 @@ func (m *model) giveBack(t instant, r, opened float64) float64 {
 		back = min(back, m.ceiling/float64(time.Second))
 	}
 	return back
-}
-
-// A paceFit is the longest window that what a steady pace left has shown
-// since from (fitPace).
-type paceFit struct {
-	from    instant
-	most    float64
-	shown   bool // the window is what a steady pace showed
-	refuted bool // and yet a request was refused since
-}
-
-// restart begins a fresh stretch at t.
-func (f *paceFit) restart(t instant) { f.from, f.most = t, 0 }
-
-// fitPace shortens the window of a server that states neither a reset nor
-// its window (Bucket4j's Remaining alone, read as r at o), which the time
-// between two turns only bounds: a sliding window sent to at p counts p·W,
-// so W is (Limit − r) ÷ p, p this client's sends over the window read.
-// The most that reached over a whole window read is what the window is
-// shown to be at most (others' spending only lengthens it); shorter, it is
-// the window. Only on a server shown to give back inside a window (a
-// fixed window's count, read mid-window, is no steady one) and not a
-// bucket's, and only while half or more is spent: a token bucket sent to
-// below its refill stays full, and its count says nothing of a window. A
-// refusal refutes a window so shown, for what it gives back (giveBack).
-// (HAProxy's request rate of 10 per 1 s, read as 2 s from its first turn,
-// was paced at 4.7/s with half its quota left for good: 50% used.)
-func (m *model) fitPace(o observation, r float64) {
-	span := m.winLen
-	if m.stated || m.kind != kindRefill || m.bucket || m.srvLimit <= 0 || span <= 0 {
-		return
-	}
-	if limited(o.status, o.q) {
-		// Refused at the pace a fitted window gives: not a sliding
-		// window's count after all, or not that window (refuted).
-		m.fit.refuted = m.fit.shown
-		return
-	}
-	if !m.sends.complete(o.arrived.add(-span)) {
-		return
-	}
-	if m.fit.from == 0 || o.arrived.sub(m.fit.from) > 2*span {
-		m.fit.restart(o.arrived) // a fresh stretch
-		return
-	}
-	sent := m.sends.returned(span, o.arrived, o.arrived.add(span)) // sent in (o.arrived − span, o.arrived]
-	if sent < 5 {
-		m.fit.restart(o.arrived) // no steady pace to read
-		return
-	}
-	if r <= m.srvLimit/2 {
-		m.fit.most = max(m.fit.most, m.fitWindow(o, r, span))
-	}
-	if o.arrived.sub(m.fit.from) < span {
-		return
-	}
-	if m.fit.most > 0 && m.fit.most < 0.98*span {
-		m.winLen, m.fit.shown = m.fit.most, true
-	}
-	m.fit.restart(o.arrived)
-}
-
-// fitWindow is the window that this client's sends fill with what the
-// server counts, r left at o: W where W·(Limit − r) ÷ W's sends is W,
-// found by iterating that from span. One step is the steady pace's
-// reading; a burst in the span is counted by the server only while the
-// window holds it, and the steps leave it out once the window does not.
-// Each step takes a burst's error by its part of what the window held (a
-// burst of three in five: 3/8 a step), so six leave a percent or less.
-func (m *model) fitWindow(o observation, r, span float64) float64 {
-	w := span
-	for range 6 {
-		sent := m.sends.returned(w, o.arrived, o.arrived.add(w))
-		if sent < 1 {
-			break
-		}
-		w = min((m.srvLimit-r)*w/sent, span)
-	}
-	return w
 }
