@@ -797,13 +797,16 @@ func TestModelUnknownWindowIsSpreadToItsSoonestReset(t *testing.T) {
 	// window turns (a turn that finds nothing left to spend is never seen,
 	// and a window from the first request whose resets are a second late
 	// then runs a second longer each time). A window whose length the
-	// server states ends by it, a turn seen or not: its pace is not
-	// bounded so.
-	for _, stated := range []bool{false, true} {
+	// server states ends by it, a turn seen or not, and a reset finer than
+	// a second places its end: neither pace is bounded so.
+	for _, tc := range []string{"read", "stated", "fine"} {
 		m := testModel()
 		obs := func(o observation) observation {
-			if stated {
+			switch tc {
+			case "stated":
 				o.q.Window = 10 * time.Second
+			case "fine":
+				o.coarse, o.delayed = false, false
 			}
 			return o
 		}
@@ -812,9 +815,9 @@ func TestModelUnknownWindowIsSpreadToItsSoonestReset(t *testing.T) {
 		for i := 1.0; i <= 10; i++ {
 			p = m.observe(obs(ans(1+i, 1+i, 0.1*i, 0.1*i+0.01, 100, 99-4*i, 10)))
 		}
-		require.Equal(t, kindUnknown, m.kind)
-		if stated {
-			assert.InDelta(t, safety*10*m.share, p.rate, 1e-9, "stated: its share of the steady rate")
+		require.Equal(t, kindUnknown, m.kind, tc)
+		if tc != "read" {
+			assert.InDelta(t, safety*m.steady()*m.share, p.rate, 1e-9, "%s: its share of the steady rate", tc)
 			continue
 		}
 		left := p.capSeq(p.capAt) - 11
