@@ -119,7 +119,7 @@ func TestScenarioFourClientsOnRoundedUpEpochResets(t *testing.T) {
 	used, refused := sumUsed/seeds, sumRefused/seeds
 	t.Logf("four clients: %.1f%% refused, %.1f%% used", 100*refused, 100*used)
 	assert.LessOrEqual(t, refused, 0.02)
-	assert.GreaterOrEqual(t, used, 0.76, "windows read a second long use 75%%")
+	assert.GreaterOrEqual(t, used, 0.76, "windows read a second long use 75%")
 }
 
 // TestModelOneFlightOnlyForTheFirstAnswers: until the share is seen, on a
