@@ -39,7 +39,6 @@ import (
 //     each probed a second after its last answer, 15% when each also sent
 //     all it was first told was left at once (see startFlights).
 func TestScenarioFourClientSweep(t *testing.T) {
-	const seeds = 8
 	kinds := []struct {
 		name      string
 		algorithm throttletest.Algorithm
@@ -61,21 +60,8 @@ func TestScenarioFourClientSweep(t *testing.T) {
 	for _, limit := range []int{5, 10} {
 		for _, k := range kinds {
 			t.Run(fmt.Sprintf("%s/%d", k.name, limit), func(t *testing.T) {
-				var sumUsed, sumRefused, worst float64
-				for seed := range uint64(seeds) {
-					server := throttletest.Config{
-						Quota:   throttletest.Quota{Limit: limit, Window: time.Second, Algorithm: k.algorithm, Align: k.align, CountRefused: k.counts},
-						Dialect: k.dialect, ResetRounding: k.rounding,
-						Latency: time.Millisecond, Jitter: 3 * time.Millisecond, Seed: seed,
-					}
-					synctest.Test(t, func(t *testing.T) {
-						used, refused := runIndependentClients(t, server, 12)
-						sumUsed += used
-						sumRefused += refused
-						worst = max(worst, refused)
-					})
-				}
-				used, refused := sumUsed/seeds, sumRefused/seeds
+				quota := throttletest.Quota{Limit: limit, Window: time.Second, Algorithm: k.algorithm, Align: k.align, CountRefused: k.counts}
+				used, refused, worst := overSeeds(t, quota, k.dialect, k.rounding, 12)
 				t.Logf("four clients, %d per 1 s: %.1f%% refused (worst %.1f%%), %.1f%% used", limit, 100*refused, 100*worst, 100*used)
 				if limit < 10 {
 					return
@@ -102,24 +88,33 @@ func TestScenarioFourClientSweep(t *testing.T) {
 // goroutines' order, 68–95%). Bounded at 76%: the cycle a second late uses
 // 75%.
 func TestScenarioFourClientsOnRoundedUpEpochResets(t *testing.T) {
-	const seeds = 8
-	var sumUsed, sumRefused float64
-	for seed := range uint64(seeds) {
-		server := throttletest.Config{
-			Quota:   throttletest.Quota{Limit: 30, Window: 3 * time.Second, Algorithm: throttletest.FixedWindow, Align: throttletest.AlignFirstRequest},
-			Dialect: throttletest.GitHub, ResetRounding: throttletest.RoundUp,
-			Latency: time.Millisecond, Jitter: 3 * time.Millisecond, Seed: seed,
-		}
-		synctest.Test(t, func(t *testing.T) {
-			used, refused := runIndependentClients(t, server, 4)
-			sumUsed += used
-			sumRefused += refused
-		})
-	}
-	used, refused := sumUsed/seeds, sumRefused/seeds
+	quota := throttletest.Quota{Limit: 30, Window: 3 * time.Second, Algorithm: throttletest.FixedWindow, Align: throttletest.AlignFirstRequest}
+	used, refused, _ := overSeeds(t, quota, throttletest.GitHub, throttletest.RoundUp, 4)
 	t.Logf("four clients: %.1f%% refused, %.1f%% used", 100*refused, 100*used)
 	assert.LessOrEqual(t, refused, 0.02)
 	assert.GreaterOrEqual(t, used, 0.76, "windows read a second long use 75%")
+}
+
+// seeds is how many schedules overSeeds runs.
+const seeds = 8
+
+// overSeeds runs four independent clients (runIndependentClients) on the
+// kit's server with quota, d and rounding for the given number of windows,
+// once for each of seeds schedules (the kit's Jitter drawn from each seed),
+// and returns the mean shares of the quota used and of answers refused, and
+// the worst refused.
+func overSeeds(t *testing.T, quota throttletest.Quota, d throttletest.Dialect, rounding throttletest.Rounding, windows int) (used, refused, worst float64) {
+	for seed := range uint64(seeds) {
+		server := throttletest.Config{Quota: quota, Dialect: d, ResetRounding: rounding,
+			Latency: time.Millisecond, Jitter: 3 * time.Millisecond, Seed: seed}
+		synctest.Test(t, func(t *testing.T) {
+			u, r := runIndependentClients(t, server, windows)
+			used += u / seeds
+			refused += r / seeds
+			worst = max(worst, r)
+		})
+	}
+	return used, refused, worst
 }
 
 // TestModelOneFlightOnlyForTheFirstAnswers: until the share is seen, on a
