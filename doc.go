@@ -105,7 +105,10 @@
 //     at once and then waits for the reset.
 //   - A 429, a 503 with Retry-After, or GitHub's 403 with no quota left puts
 //     every caller of the bucket into a cooldown until the Retry-After, else
-//     the reset, else an exponential backoff with jitter; every such wait is
+//     the reset, else (the first hold of a server that sends no quota
+//     headers) just after the next of the lengths windows are given, counted
+//     from the first request (1, 2, 3, 4, 5, 10 s … an hour), else an
+//     exponential backoff with jitter; every such wait is
 //     capped by [Config.MaxCooldown] (default [DefaultMaxCooldown]), pacing
 //     included. After a cooldown one request goes alone and the others wait
 //     for its answer.

@@ -1904,6 +1904,55 @@ func afterBurst(n int) (m *model, bare func(at float64, status int) plan, cut pl
 	return m, bare, bare(0.002, http.StatusTooManyRequests)
 }
 
+// The first hold of a server that states nothing probes just after each
+// length windows are given, from the first request (sent at 0, answered
+// 1 ms later, so a probe goes 1% and a latency past each length): a
+// window's end is found when it comes, not up to a third of the hold late.
+// A burst too small for a window's quota probes at half a second first,
+// for a small bucket's refill; a refusal is never probed again within
+// minProbeGap; and the longest length is followed by waits twice as long
+// as the hold so far, within MaxCooldown.
+func TestModelFirstHoldProbesAtWindowLengths(t *testing.T) {
+	probe := func(w float64) instant { return secs(w*(1+probeMargin) + 0.001) }
+	t.Run("a window's quota", func(t *testing.T) {
+		m, bare, p := afterBurst(30)
+		require.True(t, p.holdOn)
+		assert.Equal(t, probe(1), p.hold, "no half second: a window would refuse it")
+		for _, w := range []float64{2, 3, 4, 5, 10, 15, 20, 30, 60, 120, 300} {
+			at := p.hold.sub(0) / sec
+			p = bare(at, http.StatusTooManyRequests)
+			require.Equal(t, probe(w), p.hold, "after the probe at %.3f s", at)
+		}
+		p = bare(p.hold.sub(0)/sec, http.StatusOK)
+		assert.InDelta(t, 30/(300*(1+probeMargin)+0.001), m.rmax, 1e-9, "the burst over the time to the probe served")
+	})
+	t.Run("a small burst", func(t *testing.T) {
+		_, bare, p := afterBurst(5)
+		assert.Equal(t, probe(0.5), p.hold, "half a second first")
+		p = bare(p.hold.sub(0)/sec, http.StatusTooManyRequests)
+		assert.Equal(t, probe(1), p.hold)
+	})
+	t.Run("a refusal just before a length", func(t *testing.T) {
+		_, bare, _ := afterBurst(30)
+		p := bare(2.98, http.StatusTooManyRequests)
+		assert.Equal(t, secs(2.981).add(minProbeGap), p.hold, "no sooner than minProbeGap")
+	})
+	t.Run("past the longest", func(t *testing.T) {
+		mod := newModel(float64(100*time.Hour), PaceEven, 0)
+		m := &mod
+		for range 30 {
+			m.observe(ans(1, 1, 0, 0.001, -1, -1, 0))
+		}
+		o := ans(31, 31, 3700, 3700.001, -1, -1, 0)
+		o.status = http.StatusTooManyRequests
+		p := m.observe(o)
+		assert.Equal(t, secs(3700.001*3), p.hold, "twice as long again as the hold so far")
+		_, bare, _ := afterBurst(30)
+		p = bare(1000, http.StatusTooManyRequests)
+		assert.Equal(t, secs(1000.001).add(float64(10*time.Minute)), p.hold, "within MaxCooldown")
+	})
+}
+
 // A token bucket that sends no headers (echo's x/time/rate, 10/s, burst
 // 20): its free burst is cut, and the 429 that comes soon after (the cut
 // left the bucket empty) cuts what was measured since, not back to a slow
