@@ -107,8 +107,9 @@
 //     every caller of the bucket into a cooldown until the Retry-After, else
 //     the reset, else (the first hold of a server that sends no quota
 //     headers) just after the next of the lengths windows are given, counted
-//     from the first request (1, 2, 3, 4, 5, 10 s … an hour), else an
-//     exponential backoff with jitter; every such wait is
+//     from the first request (1, 2, 3, 4, 5, 10 s … an hour), and later to
+//     the ends of a window of the length found, else an exponential backoff
+//     with jitter; every such wait is
 //     capped by [Config.MaxCooldown] (default [DefaultMaxCooldown]), pacing
 //     included. After a cooldown one request goes alone and the others wait
 //     for its answer.

@@ -184,6 +184,11 @@ type model struct {
 	// heldAsTold: the last hold ended when the server said (Retry-After),
 	// not when a backoff guessed or a reset was read.
 	heldAsTold bool
+	// The length at which the first hold of a server that states nothing
+	// found its window's end (ns; 0: none), the request that began the
+	// window in force, and ok before it: the window ends at cycleEnd.
+	cycle, okAtCycle float64
+	cycleStart       instant
 	// measured is what the server served over a first hold whose end it
 	// gave, at a safety share: its quota over its window, as a told rate
 	// would be (tokens/s; 0: none, or cut since). The curve keeps to it
@@ -280,6 +285,7 @@ func (m *model) observe(o observation) plan {
 	}
 	if o.status < 400 {
 		m.ok++
+		m.rollCycle(o.sent)
 	}
 	if m.plan.alone {
 		// A server that states nothing: requests go one at a time until it

@@ -1953,6 +1953,57 @@ func TestModelFirstHoldProbesAtWindowLengths(t *testing.T) {
 	})
 }
 
+// A window of 30 per 3 s that states nothing, found by the first hold at
+// 3 s, is held to its ends, counted from the request that began each (the
+// probe after a hold, or the first sent past the last end), once it served
+// its 30: one probe a refusal, not a backoff's three. Refused before it
+// served them, or at an end, it is no such window: backoffs again.
+func TestModelWindowFoundAtALengthIsHeldToItsEnds(t *testing.T) {
+	end := func(start float64) float64 { return start + 3*(1+probeMargin) + 0.001 }
+	hold := func(p plan) float64 { return p.hold.sub(0) / sec }
+	serve := func(bare func(float64, int) plan, from float64, n int) {
+		for i := range n {
+			bare(from+0.09*float64(i), http.StatusOK)
+		}
+	}
+	m, bare, p := afterBurst(30)
+	for _, w := range []float64{2, 3} {
+		p = bare(hold(p), http.StatusTooManyRequests)
+		require.InDelta(t, w*(1+probeMargin)+0.001, hold(p), 1e-6)
+	}
+	start := hold(p) // the probe at 3 s, served: it began a window
+	serve(bare, start, 30)
+	p = bare(start+2.7, http.StatusTooManyRequests)
+	require.True(t, p.holdOn)
+	assert.InDelta(t, end(start), hold(p), 1e-6, "to the window's end")
+
+	// The probe there begins the next window; its requests go on past its
+	// end, and the first sent past it begins the one after.
+	start = hold(p)
+	serve(bare, start, 64)
+	start += 0.09 * 34 // the first sent past the end
+	p = bare(start+2.9, http.StatusTooManyRequests)
+	assert.InDelta(t, end(start), hold(p), 1e-6, "to the end of the window the first request past the last end began")
+
+	// Refused at that end: no window of 3 s.
+	at := hold(p)
+	p = bare(at, http.StatusTooManyRequests)
+	assert.Zero(t, m.cycle)
+	assert.Less(t, hold(p), end(at)-0.5, "a backoff, not a window's length")
+
+	// Refused before a window's quota was served since the request that
+	// began it: a backoff.
+	m, bare, p = afterBurst(30)
+	p = bare(hold(p), http.StatusTooManyRequests)
+	p = bare(hold(p), http.StatusTooManyRequests)
+	start = hold(p)
+	serve(bare, start, 20)
+	at = start + 2
+	p = bare(at, http.StatusTooManyRequests)
+	assert.Zero(t, m.cycle)
+	assert.Less(t, hold(p), end(start)-0.5, "a backoff")
+}
+
 // A token bucket that sends no headers (echo's x/time/rate, 10/s, burst
 // 20): its free burst is cut, and the 429 that comes soon after (the cut
 // left the bucket empty) cuts what was measured since, not back to a slow

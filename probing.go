@@ -183,8 +183,25 @@ func (m *model) cooldown(o observation) {
 		until = m.firstProbe(o.arrived)
 		m.backoffs++
 		m.heldAsTold = false
+	case m.cycle > 0 && o.sent < m.cycleEnd() && m.ok-m.okAtCycle >= m.firstOK:
+		// Refused within a window whose length the first hold found, once
+		// it served as many as the first: to its end, and one probe then,
+		// not a backoff's probes on the way (two or three refusals for a
+		// window of 3 s, for each client that shares it). Refused before
+		// that, it is no fixed window from the request that began it (a
+		// sliding log counting older requests): a backoff, whose first
+		// probe comes sooner. (The kit's bare log of 30 per 3 s, held to
+		// each end: 84% of its quota used over 36 s, against 89% backing
+		// off and 91% with this.)
+		until = m.cycleEnd().add(m.latency)
+		m.backoffs++
+		m.heldAsTold = false
 	default:
 		// Exponential backoff with jitter, in intervals of the new rate.
+		// A refusal that no window of the length found explains (sent
+		// past its end, or before it served the first window's count)
+		// ends the holds to its ends.
+		m.cycle = 0
 		base := minBackoff
 		if m.rate > 0 && !math.IsInf(m.rate, 1) {
 			base = max(base, backoffBase*float64(time.Second)/m.rate)
@@ -275,15 +292,35 @@ func (m *model) firstProbe(now instant) instant {
 		return m.firstAt.add(float64(w)*(1+probeMargin) + m.latency)
 	}
 	next := func(at instant) instant { return max(at, now.add(minProbeGap)) }
+	m.cycle = 0
 	if at := after(bucketProbe); m.firstOK < measureAnswers && at > now {
 		return next(at)
 	}
 	for _, w := range windowLengths {
 		if at := after(w); at > now {
+			m.cycle = float64(w) // if the probe is served (recovered)
 			return next(at)
 		}
 	}
 	return now.add(max(2*now.sub(m.firstAt), minProbeGap))
+}
+
+// cycleEnd is when the window in force ends, if it is as long as the first
+// hold found (cycle), and began with the request sent at cycleStart.
+func (m *model) cycleEnd() instant {
+	return m.cycleStart.add(m.cycle * (1 + probeMargin))
+}
+
+// rollCycle folds a request sent at sent and served: sent past the end of
+// the window in force, it began the next one. A fixed window from the first
+// request ends a length after the first request it served, which is not a
+// length after the one before: a window held to the end of the first found
+// one length on would come early, by a pace's interval a window, and be
+// refused. Taken late, an end is probed late and served.
+func (m *model) rollCycle(sent instant) {
+	if m.cycle > 0 && sent >= m.cycleEnd() {
+		m.cycleStart, m.okAtCycle = sent, m.ok-1
+	}
 }
 
 // earlyRetry returns when to retry the refusal o of a server shown to give
@@ -417,6 +454,7 @@ func (m *model) cutRate(o observation) (edge bool) {
 // not go under it.
 func (m *model) recovered(sent, now instant) {
 	m.first = false
+	m.cycleStart, m.okAtCycle = sent, m.ok-1 // the probe began the window after the first (cycle)
 	if m.slowStart {
 		return
 	}

@@ -240,8 +240,9 @@ func TestRealWorldTurnSeen(t *testing.T) {
 // 3 s, end just there: found at 3 s, and their rate measured as 30 over
 // 3 s. An exponential backoff found them up to a second late and measured
 // the rate over that time: 93–109 of 120 served in 12 s (14 traces; 91–102
-// in two runs of this test), 113–117 since. Both at once, four times the
-// runs' duration (12 s by default).
+// in two runs of this test), 113–117 probed at the lengths, and 120 held
+// then to the ends of the window found. Both at once, four times the runs'
+// duration (12 s by default).
 func TestRealWorldFirstHoldAtWindowLength(t *testing.T) {
 	o := options(t)
 	o.Duration *= 4
