@@ -1914,6 +1914,7 @@ func afterBurst(n int) (m *model, bare func(at float64, status int) plan, cut pl
 // as the hold so far, within MaxCooldown.
 func TestModelFirstHoldProbesAtWindowLengths(t *testing.T) {
 	probe := func(w float64) instant { return secs(w*(1+probeMargin) + 0.001) }
+	hold := func(p plan) float64 { return p.hold.sub(0) / sec }
 	t.Run("a window's quota", func(t *testing.T) {
 		m, bare, p := afterBurst(30)
 		require.True(t, p.holdOn)
@@ -1940,17 +1941,51 @@ func TestModelFirstHoldProbesAtWindowLengths(t *testing.T) {
 	t.Run("past the longest", func(t *testing.T) {
 		mod := newModel(float64(100*time.Hour), PaceEven, 0)
 		m := &mod
-		for range 30 {
-			m.observe(ans(1, 1, 0, 0.001, -1, -1, 0))
+		seq := 0.0
+		bare := func(at float64, status int) plan {
+			seq++
+			o := ans(seq, seq, at, at+0.001, -1, -1, 0)
+			o.status = status
+			return m.observe(o)
 		}
-		o := ans(31, 31, 3700, 3700.001, -1, -1, 0)
-		o.status = http.StatusTooManyRequests
-		p := m.observe(o)
-		assert.Equal(t, secs(3700.001*3), p.hold, "twice as long again as the hold so far")
-		_, bare, _ := afterBurst(30)
-		p = bare(1000, http.StatusTooManyRequests)
+		for range 30 {
+			bare(0, http.StatusOK)
+		}
+		p := bare(0.002, http.StatusTooManyRequests)
+		for hold(p) < 3600 {
+			p = bare(hold(p), http.StatusTooManyRequests)
+		}
+		at := hold(p)
+		p = bare(at, http.StatusTooManyRequests)
+		assert.InDelta(t, 3*(at+0.001), hold(p), 1e-6, "twice as long again as the hold so far")
+		_, bare2, _ := afterBurst(30)
+		p = bare2(1000, http.StatusTooManyRequests)
 		assert.Equal(t, secs(1000.001).add(float64(10*time.Minute)), p.hold, "within MaxCooldown")
 	})
+	// A burst spread over a minute (a client that sends now and then), or
+	// a first answer that is a 429 (another spent the window), places no
+	// window's start: a backoff.
+	for _, tc := range []struct {
+		name string
+		n    int
+	}{{"a sparse burst", 30}, {"a first answer that is a 429", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			mod := testModel()
+			m := &mod
+			for i := range tc.n {
+				m.observe(ans(float64(i+1), float64(i+1), 2*float64(i), 2*float64(i)+0.001, -1, -1, 0))
+			}
+			at := 2 * float64(tc.n)
+			o := ans(float64(tc.n+1), float64(tc.n+1), at, at+0.001, -1, -1, 0)
+			o.status = http.StatusTooManyRequests
+			p := m.observe(o)
+			require.True(t, p.holdOn)
+			assert.False(t, m.ladder)
+			assert.GreaterOrEqual(t, hold(p)-(at+0.001), 0.75*minBackoff/sec, "a backoff")
+			assert.Less(t, hold(p), at+30, "not the next window length from the first request")
+			assert.Zero(t, m.cycle)
+		})
+	}
 }
 
 // A window of 30 per 3 s that states nothing, found by the first hold at
@@ -2002,6 +2037,58 @@ func TestModelWindowFoundAtALengthIsHeldToItsEnds(t *testing.T) {
 	p = bare(at, http.StatusTooManyRequests)
 	assert.Zero(t, m.cycle)
 	assert.Less(t, hold(p), end(start)-0.5, "a backoff")
+}
+
+// What no window of the length found explains leaves it alone: a length
+// MaxCooldown cut short is not taken for the window's (its probe went
+// sooner); a refusal answered after a request sent later began the next
+// window is the old window's; an answer that states a quota ends the
+// guessing.
+func TestModelWindowLengthOnlyWhereFound(t *testing.T) {
+	hold := func(p plan) float64 { return p.hold.sub(0) / sec }
+	t.Run("cut short by MaxCooldown", func(t *testing.T) {
+		mod := newModel(float64(4*time.Second), PaceEven, 0)
+		m := &mod
+		for range 30 {
+			m.observe(ans(1, 1, 0, 0.001, -1, -1, 0))
+		}
+		at, seq := 0.002, 31.0
+		for range 6 { // the burst's and 1, 2, 3, 4 and 5 s refused; 10 s is past MaxCooldown
+			o := ans(seq, seq, at, at+0.001, -1, -1, 0)
+			o.status = http.StatusTooManyRequests
+			at, seq = hold(m.observe(o)), seq+1
+		}
+		assert.InDelta(t, 5*(1+probeMargin)+0.002+4, at, 1e-6, "MaxCooldown, not 10 s")
+		require.NotZero(t, m.firstOK)
+		m.observe(ans(seq, seq, at, at+0.001, -1, -1, 0))
+		assert.Zero(t, m.cycle, "9 s served: no window of 10 s shown")
+	})
+	t.Run("out of order", func(t *testing.T) {
+		m, bare, p := afterBurst(30)
+		p = bare(hold(p), http.StatusTooManyRequests)
+		p = bare(hold(p), http.StatusTooManyRequests)
+		start := hold(p)
+		for i := range 35 {
+			bare(start+0.09*float64(i), http.StatusOK) // the last sent past the end
+		}
+		cut := m.rate
+		o := ans(100, 100, start+2.99, start+3.2, -1, -1, 0) // sent before, answered after
+		o.status = http.StatusTooManyRequests
+		p = m.observe(o)
+		assert.False(t, p.holdOn, "the old window's refusal")
+		assert.Equal(t, cut, m.rate, "no cut")
+		assert.Equal(t, 3*float64(time.Second), m.cycle)
+	})
+	t.Run("a quota stated", func(t *testing.T) {
+		m, bare, p := afterBurst(30)
+		p = bare(hold(p), http.StatusTooManyRequests)
+		p = bare(hold(p), http.StatusTooManyRequests)
+		bare(hold(p), http.StatusOK)
+		require.NotZero(t, m.cycle)
+		m.observe(ans(200, 200, 4, 4.001, 30, 20, 0))
+		assert.Zero(t, m.cycle)
+		assert.False(t, m.first)
+	})
 }
 
 // A token bucket that sends no headers (echo's x/time/rate, 10/s, burst

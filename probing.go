@@ -136,6 +136,9 @@ func (m *model) cooldown(o observation) {
 	if !episode && o.arrived >= m.holdEnd && q.RetryAfter <= 0 {
 		return // an answer sent before the episode's hold, arriving after it
 	}
+	if m.cycle > 0 && o.sent < m.cycleStart && !quota && q.RetryAfter <= 0 {
+		return // of a window that has turned since (rollCycle), out of order
+	}
 	edge := false
 	if !quota && episode && !m.cutOpen && m.ceiling != math.Inf(1) {
 		m.cutOpen = true
@@ -156,6 +159,7 @@ func (m *model) cooldown(o observation) {
 	case q.RetryAfter > 0 && !retryAtReset:
 		until = o.arrived.add(float64(q.RetryAfter)) // it takes precedence
 		m.backoffs, m.heldAsTold = 0, true
+		m.cycle = 0 // the server times its holds: no window's length is guessed
 	case o.resetOK && o.reset.sub(o.arrived) > -sl:
 		// The reset, at its latest until the server is known to be a fixed
 		// window whose resets are on time: a probe early is refused again.
@@ -177,13 +181,13 @@ func (m *model) cooldown(o observation) {
 		m.backoffs, m.heldAsTold = 0, false
 	case !episode:
 		return
-	case m.first:
+	case m.first && m.ladder:
 		// The first hold of a server that states nothing: its window's
 		// end, probed at the lengths windows have.
 		until = m.firstProbe(o.arrived)
 		m.backoffs++
 		m.heldAsTold = false
-	case m.cycle > 0 && o.sent < m.cycleEnd() && m.ok-m.okAtCycle >= m.firstOK:
+	case m.cycle > 0 && o.sent < m.cycleEnd().add(m.cycle*probeMargin) && m.ok-m.okAtCycle >= m.firstOK:
 		// Refused within a window whose length the first hold found, once
 		// it served as many as the first: to its end, and one probe then,
 		// not a backoff's probes on the way (two or three refusals for a
@@ -193,7 +197,7 @@ func (m *model) cooldown(o observation) {
 		// probe comes sooner. (The kit's bare log of 30 per 3 s, held to
 		// each end: 84% of its quota used over 36 s, against 89% backing
 		// off and 91% with this.)
-		until = m.cycleEnd().add(m.latency)
+		until = m.cycleEnd().add(m.cycle*probeMargin + m.latency)
 		m.backoffs++
 		m.heldAsTold = false
 	default:
@@ -298,7 +302,9 @@ func (m *model) firstProbe(now instant) instant {
 	}
 	for _, w := range windowLengths {
 		if at := after(w); at > now {
-			m.cycle = float64(w) // if the probe is served (recovered)
+			if at <= now.add(m.maxCooldown) {
+				m.cycle = float64(w) // if the probe is served (recovered)
+			}
 			return next(at)
 		}
 	}
@@ -306,9 +312,10 @@ func (m *model) firstProbe(now instant) instant {
 }
 
 // cycleEnd is when the window in force ends, if it is as long as the first
-// hold found (cycle), and began with the request sent at cycleStart.
+// hold found (cycle), and began with the request sent at cycleStart; a hold
+// to it probes probeMargin and a latency later.
 func (m *model) cycleEnd() instant {
-	return m.cycleStart.add(m.cycle * (1 + probeMargin))
+	return m.cycleStart.add(m.cycle)
 }
 
 // rollCycle folds a request sent at sent and served: sent past the end of
@@ -316,7 +323,9 @@ func (m *model) cycleEnd() instant {
 // request ends a length after the first request it served, which is not a
 // length after the one before: a window held to the end of the first found
 // one length on would come early, by a pace's interval a window, and be
-// refused. Taken late, an end is probed late and served.
+// refused. Taken late, an end is probed late and served; taken early (the
+// answer of a request that the server still counted in the old window), a
+// refusal sent past it ends the holds to its ends.
 func (m *model) rollCycle(sent instant) {
 	if m.cycle > 0 && sent >= m.cycleEnd() {
 		m.cycleStart, m.okAtCycle = sent, m.ok-1
@@ -395,6 +404,11 @@ func (m *model) cutRate(o observation) (edge bool) {
 		// the hold corrects it (recovered).
 		r = 1.25 * served / max(elapsed, 1)
 		m.first, m.firstAt, m.firstOK = true, m.cut, served
+		// Its window's start is the first request's only if the burst
+		// went from it at a request a second or more, before any quota
+		// was stated: not a client that sends now and then, nor one whose
+		// first answer is a 429 (another spent the window).
+		m.ladder = m.srvLimit < 0 && served >= max(1, elapsed)
 	case elapsed >= 1 || served >= measureAnswers:
 		// What the server served since the last cut, over that time (a
 		// window server's rate, once the cuts fall once a window; a
