@@ -1884,6 +1884,18 @@ func TestModelWindowRefusalHoldsToTheWindowsEnd(t *testing.T) {
 	assert.InDelta(t, 2.004*sec, float64(p.hold), 1e6, "hold %v", time.Duration(p.hold))
 }
 
+// bareAnswers returns a function that folds into m an answer that states
+// no quota, sent at at and answered 1 ms later, numbered in turn.
+func bareAnswers(m *model) func(at float64, status int) plan {
+	seq := 0.0
+	return func(at float64, status int) plan {
+		seq++
+		o := ans(seq, seq, at, at+0.001, -1, -1, 0)
+		o.status = status
+		return m.observe(o)
+	}
+}
+
 // afterBurst returns a model of a server that sends no quota headers and
 // served n requests at once at 0 before a 429 at 0.002, with a function that
 // feeds it the answer to the next request, sent at at (seconds) and answered
@@ -1891,13 +1903,7 @@ func TestModelWindowRefusalHoldsToTheWindowsEnd(t *testing.T) {
 func afterBurst(n int) (m *model, bare func(at float64, status int) plan, cut plan) {
 	mod := testModel()
 	m = &mod
-	seq := 0.0
-	bare = func(at float64, status int) plan {
-		seq++
-		o := ans(seq, seq, at, at+0.001, -1, -1, 0)
-		o.status = status
-		return m.observe(o)
-	}
+	bare = bareAnswers(m)
 	for range n {
 		bare(0, http.StatusOK)
 	}
@@ -1940,14 +1946,7 @@ func TestModelFirstHoldProbesAtWindowLengths(t *testing.T) {
 	})
 	t.Run("past the longest", func(t *testing.T) {
 		mod := newModel(float64(100*time.Hour), PaceEven, 0)
-		m := &mod
-		seq := 0.0
-		bare := func(at float64, status int) plan {
-			seq++
-			o := ans(seq, seq, at, at+0.001, -1, -1, 0)
-			o.status = status
-			return m.observe(o)
-		}
+		bare := bareAnswers(&mod)
 		for range 30 {
 			bare(0, http.StatusOK)
 		}
