@@ -203,17 +203,27 @@ func TestRealWorldLatency(t *testing.T) {
 // duration (12 s by default): a window a second late costs a quarter of
 // each, and a shorter run hides it in its first window.
 func TestRealWorldTurnSeen(t *testing.T) {
-	o := options(t)
-	o.Duration *= 4
-	runs := []struct {
-		server  string
-		client  realworld.Client
-		minUsed float64
-		max429  int64
-	}{
+	runAtOnce(t, 4, []bounded{
 		{"express-legacy", realworld.FourProcesses, 0.85, 3},
 		{"nest", realworld.ZeroConfig, 0.92, 1},
-	}
+	})
+}
+
+// bounded is a run of a client against a server, and the bounds it must
+// keep: at least minUsed of the quota used, at most max429 429s.
+type bounded struct {
+	server  string
+	client  realworld.Client
+	minUsed float64
+	max429  int64
+}
+
+// runAtOnce runs each of runs against its own server, all at once, for
+// times the runs' duration (options), and asserts their bounds.
+func runAtOnce(t *testing.T, times time.Duration, runs []bounded) {
+	t.Helper()
+	o := options(t)
+	o.Duration *= times
 	res := make([]realworld.Result, len(runs))
 	errs := make([]error, len(runs))
 	var wg sync.WaitGroup
@@ -244,23 +254,8 @@ func TestRealWorldTurnSeen(t *testing.T) {
 // then to the ends of the window found. Both at once, four times the runs'
 // duration (12 s by default).
 func TestRealWorldFirstHoldAtWindowLength(t *testing.T) {
-	o := options(t)
-	o.Duration *= 4
-	srvs, err := realworld.ServersNamed("ulule-bare", "flask-bare")
-	require.NoError(t, err)
-	res := make([]realworld.Result, len(srvs))
-	errs := make([]error, len(srvs))
-	var wg sync.WaitGroup
-	for i, s := range srvs {
-		wg.Go(func() { res[i], errs[i] = realworld.Run(context.Background(), s, realworld.ZeroConfig, o) })
-	}
-	wg.Wait()
-	for i, s := range srvs {
-		t.Run(s.Name, func(t *testing.T) {
-			r := res[i]
-			check(t, r, errs[i])
-			assert.LessOrEqual(t, r.Share429(), 0.05, "%s: %d of %d answers were 429", s.Name, r.TooMany, r.Answers())
-			assert.GreaterOrEqual(t, r.Used(), 0.92, "%s: %d served of %.0f", s.Name, r.OK, s.Quota.Capacity(r.Duration))
-		})
-	}
+	runAtOnce(t, 4, []bounded{ // at most 6 429s: 5% of about 125 answers
+		{"ulule-bare", realworld.ZeroConfig, 0.92, 6},
+		{"flask-bare", realworld.ZeroConfig, 0.92, 6},
+	})
 }
