@@ -2279,17 +2279,32 @@ func TestModelSmallWindowBoundsTheRate(t *testing.T) {
 	assert.InDelta(t, 5/60.0, m.rmax, 1e-3)
 }
 
-// Four clients on one bucket that sends no headers (nginx's limit_req,
-// 10 r/s, burst 5): each takes 2 of the burst, and its probes are refused
-// for over a second while the others take the tokens that come back. Two
-// served is no window's quota to bound the rate by: it doubles from the
-// guess, as after a quick recovery.
-func TestModelSmallFirstBurstIsNoWindowsQuota(t *testing.T) {
-	m, bare, _ := afterBurst(2)
-	bare(0.6, http.StatusTooManyRequests)
-	bare(1.4, http.StatusOK)
-	assert.True(t, m.slowStart, "doubling from the guess")
-	assert.InDelta(t, 1.25*2, m.rmax, 1e-9, "the guess, not 2 over 1.4 s")
+// A first burst too small for a rate (a client's part of a quota that
+// others share) bounds the rate only where the probe served went at a
+// length windows are given: four clients on a window of 30 per 3 s take
+// about 7 each, and each is served again at 3 s; its 7 over 3 s is its
+// rate. Served at counterProbe, the server is a sliding counter, whose
+// first window's count weighs on past its length: the rate doubles from
+// the guess, as after a quick recovery (a bucket served at bucketProbe,
+// TestModelQuickRecoveryDoublesFromTheGuess).
+func TestModelSmallFirstBurstIsAWindowsQuotaAtALength(t *testing.T) {
+	walk := func(bare func(float64, int) plan, p plan, to float64) {
+		for at := p.hold.sub(0) / sec; at < to; at = p.hold.sub(0) / sec {
+			p = bare(at, http.StatusTooManyRequests)
+		}
+		bare(p.hold.sub(0)/sec, http.StatusOK)
+	}
+	m, bare, p := afterBurst(7)
+	walk(bare, p, 3)
+	assert.False(t, m.slowStart, "a window's part, served again at 3 s")
+	assert.InDelta(t, 7/(3*(1+probeMargin)+0.001), m.rmax, 1e-9)
+	assert.Equal(t, float64(3*time.Second), m.cycle)
+
+	m, bare, p = afterBurst(7)
+	walk(bare, p, 4)
+	assert.True(t, m.slowStart, "a sliding counter, served again at 4 s: doubling from the guess")
+	assert.InDelta(t, 1.25*7, m.rmax, 1e-9, "the guess, not 7 over 4 s")
+	assert.Zero(t, m.cycle, "no window of 4 s")
 }
 
 // After a hold, one request goes alone. A 429 right after it answered says
