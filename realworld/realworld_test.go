@@ -263,3 +263,19 @@ func TestRealWorldFirstHoldAtWindowLength(t *testing.T) {
 		{"flask-bare", realworld.ZeroConfig, 0.92, 6},
 	})
 }
+
+// TestRealWorldSharedFirstWindowAtItsLength: four clients on one of those
+// servers take about 7 each of its first window and are served again at
+// 3 s; each one's 7 over 3 s is its rate. Doubling from the guess of a
+// burst that small, as after a bucket's quick refill, together they spent
+// the next window in under a second and each drew a 429: 19–25 429s in
+// 12 s traces (24 in six of eight), against 17–18 since. Most of what is
+// left is the first hold's, a 429 for each client at each length on the
+// way: the five-percent target is missed. Both at once, four times the
+// runs' duration (12 s by default, as in the traces).
+func TestRealWorldSharedFirstWindowAtItsLength(t *testing.T) {
+	runAtOnce(t, 4, []bounded{
+		{"ulule-bare", realworld.FourProcesses, 0.90, 22},
+		{"flask-bare", realworld.FourProcesses, 0.90, 22},
+	})
+}
