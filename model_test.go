@@ -1617,6 +1617,21 @@ func TestModelResetJumpShortensAWindowRead(t *testing.T) {
 	assert.Equal(t, 1*sec, m.winLen, "the jump between the two windows' resets")
 }
 
+// The same, its resets placed on the monotonic clock, which drifts from
+// the wall clock the server counts in by some parts per million: the
+// second reset lies 10 ns short of a second after the first. The jump is
+// still a second (express-rate-limit's legacy headers, 10 per 1 s, read
+// as 2 s so: 78–84% used, and 113–116 of 120 served rounded).
+func TestModelResetJumpIsWholeSecondsOnADriftingClock(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 2.001, 2.004, 10, 9, 4))
+	m.observe(ans(10, 10, 2.9, 2.903, 10, 0, 4))
+	o := ans(11, 11, 3.051, 3.055, 10, 9, 5)
+	o.reset -= 10
+	m.observe(o)
+	assert.Equal(t, 1*sec, m.winLen, "the jump between the two windows' resets, to its whole seconds")
+}
+
 // A fixed window of 30 per 3 s that keeps to the server's clock, 300 ms
 // past its second, its resets Unix seconds truncated: windows end at 3.3,
 // 6.3, 9.3 s and state 3, 6, 9. Its first answer came from a probe 0.7 s

@@ -174,8 +174,14 @@ func (m *model) spanned() {
 // rounded-up reset, is up to a second longer than the window. (The kit's
 // fixed window of 10 per 1 s from the first request, its resets rounded
 // up: read as 2 s, jumps of 1 s, and each window left 2 unspent at its
-// turn: 77% used.)
+// turn: 77% used.) The jump is rounded to its whole seconds: a reset is
+// placed on the monotonic clock, which drifts from the wall clock the
+// server counts in by some parts per million, so two whole-second resets
+// a second apart may lie 10 ns short of it, and the reading of 2 s then
+// was not fitted to it (express-rate-limit's legacy headers, 10 per 1 s,
+// 78–84% used).
 func (m *model) noteJump(j float64, passed bool) {
+	j = math.Round(j/coarseSlack) * coarseSlack
 	if j > 0 && (m.jump == 0 || j < m.jump) {
 		m.jump = j
 		m.fitRead()
