@@ -1946,7 +1946,7 @@ func TestModelFirstHoldProbesAtWindowLengths(t *testing.T) {
 			require.Equal(t, probe(w), p.hold, "after the probe at %.3f s", at)
 		}
 		p = bare(p.hold.sub(0)/sec, http.StatusOK)
-		assert.InDelta(t, safety*30/(300*(1+probeMargin)+0.001), m.rmax, 1e-9, "the burst over the time to the probe served, at the safety share")
+		assert.InDelta(t, 30/(300*(1+probeMargin)+0.001), m.rmax, 1e-9, "the burst over the time to the probe served")
 	})
 	t.Run("a small burst", func(t *testing.T) {
 		_, bare, p := afterBurst(5)
@@ -2134,54 +2134,35 @@ func TestModelBare429SoonAfterACutKeepsTheMeasuredRate(t *testing.T) {
 // them): its first 30 come at once, and nothing more until the window ends.
 // The burst over a second guessed 37.5/s, and the pace after the hold spent
 // the next window in under a second and drew a 429 at every window; the
-// hold's end shows the rate: at most 30 over the 3.03 s until the server
-// served again. Served again by the hold's probe at a length windows are
-// given (3 s, after those at 1 and 2 s were refused), the whole quota taken
-// alone is a window's quota over its length: the curve keeps a safety share
-// under it, flat for measuredRequests, as under a told rate.
+// hold's end shows the rate: at most 30 over the 3.2 s until the server
+// served again.
 func TestModelFirstBurstIsMeasuredAtItsRecovery(t *testing.T) {
 	m, bare, p := afterBurst(30)
 	require.True(t, p.holdOn)
 	assert.GreaterOrEqual(t, p.hold.sub(secs(0.003)), minBackoff/2, "the first backoff")
-	bare(1.011, http.StatusTooManyRequests)
-	p = bare(2.021, http.StatusTooManyRequests)
-	require.Equal(t, float64(3*time.Second), m.cycle, "the next probe at a window's length")
-	require.Equal(t, secs(3.031), p.hold)
-	bare(3.031, http.StatusOK) // the probe
-	assert.InDelta(t, safety*30/3.031, m.rmax, 1e-9, "the burst over the time until the server served again, at the safety share")
-	assert.Equal(t, m.rmax, m.measured, "a window's quota over its length")
+	bare(1, http.StatusTooManyRequests)
+	bare(3.2, http.StatusOK)
+	assert.InDelta(t, 30/3.2, m.rmax, 1e-9, "the burst over the time until the server served again")
 	assert.False(t, m.slowStart)
 	// The window ended before the server served again: the rate is at
 	// least that. The curve starts on its plateau there, not 30% below.
-	assert.InDelta(t, safety*30/3.031, m.rate, 1e-6, "at it, not under it or over it")
+	assert.InDelta(t, 30/3.2, m.rate, 1e-6, "at it, not under it or over it")
 
-	// The next window's end, at 7/s: what is cut is what was served
-	// since the recovery (6.8/s), not since the last 429 of the hold
-	// (5.1/s), nor the rate in force (9.4/s).
-	for i := range 20 {
-		bare(3.1+0.14*float64(i), http.StatusOK)
+	// The next window's end, at 10/s: what is cut is what was served
+	// since the recovery, not since the last 429 of the hold (5.9/s, cut
+	// to 4.1/s).
+	for i := range 30 {
+		bare(3.3+0.1*float64(i), http.StatusOK)
 	}
-	p = bare(6.1, http.StatusTooManyRequests)
-	assert.InDelta(t, decrease*21/(6.101-3.031), p.rate, 1e-6, "the 21 served since the recovery (sent at 3.031 s), cut")
+	p = bare(6.25, http.StatusTooManyRequests)
+	assert.InDelta(t, decrease*31/(6.251-3.2), p.rate, 1e-6, "the 31 served since the recovery (sent at 3.2 s), cut")
 
 	// Answered at the instant it was sent (an in-memory server in a
 	// synctest bubble), the recovery is on its plateau all the same.
 	m, bare, _ = afterBurst(30)
-	bare(1.011, http.StatusTooManyRequests)
-	bare(2.021, http.StatusTooManyRequests)
-	p = m.observe(ans(100, 100, 3.031, 3.031, -1, -1, 0))
-	assert.InDelta(t, safety*30/3.031, p.rate, 1e-6, "with no latency")
-
-	// A burst under measureAnswers, served again at the same length: a
-	// part of a window that others share, on its plateau with no safety
-	// share, to climb from (TestModelSmallFirstBurstIsAWindowsQuotaAtALength).
-	m, bare, _ = afterBurst(7)
-	bare(0.506, http.StatusTooManyRequests)
-	bare(1.011, http.StatusTooManyRequests)
-	bare(2.021, http.StatusTooManyRequests)
-	bare(3.031, http.StatusOK)
-	assert.InDelta(t, 7/3.031, m.rmax, 1e-9)
-	assert.Zero(t, m.measured)
+	bare(1, http.StatusTooManyRequests)
+	p = m.observe(ans(100, 100, 3.2, 3.2, -1, -1, 0))
+	assert.InDelta(t, 30/3.2, p.rate, 1e-6, "with no latency")
 }
 
 // Django REST framework's log, 30 per 3 s, states nothing but a 429's

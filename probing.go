@@ -488,11 +488,8 @@ func (m *model) recovered(sent, now instant) {
 	if m.slowStart {
 		return
 	}
-	// The request served is the first hold's probe at a length windows
-	// are given (firstProbe), not one sent later.
-	atLength := m.cycle > 0 && sent.sub(m.firstAt) < m.cycle*(1+probeMargin)+m.latency+minProbeGap
 	if d := sent.sub(m.firstAt) / float64(time.Second); d >= 1 {
-		if r := m.firstOK / d; m.firstOK >= measureAnswers || r < slowStartRate || m.heldAsTold || atLength {
+		if r := m.firstOK / d; m.firstOK >= measureAnswers || r < slowStartRate || m.heldAsTold || m.cycle > 0 {
 			// The rate is at least r: the curve starts on its plateau
 			// there, not below it, and what is served is measured from
 			// this request on (it is one of them), not over the hold.
@@ -503,20 +500,9 @@ func (m *model) recovered(sent, now instant) {
 			// a safety share under it, as under a told rate, and climbs
 			// past it only after measuredRequests. (Four clients on a
 			// log of 30 per 3 s took 7 or 8 each; doubling from that
-			// guess, two of them drew 429s within a second.) So does a
-			// window's whole quota taken alone (measureAnswers or more)
-			// and served again by a probe at a length windows are given:
-			// climbing past it from a k on, a lone client drew a 429 at
-			// each of the next windows' ends it reached early
-			// (ulule-bare and Flask-Limiter's log without headers, 30
-			// per 3 s: 5 429s and 120 of 120 served in 12 s, against 3
-			// and 114–116 so, in each of four runs). Not a small burst,
-			// a part of a window that others share: held under it, the
-			// part taken at first is the part kept (four clients on
-			// ulule-bare's 5 per 1 s each took one or two, and served
-			// 42–45 of 60 against 56).
+			// guess, two of them drew 429s within a second.)
 			m.rmax = min(m.rmax, r)
-			if m.heldAsTold || atLength && m.firstOK >= measureAnswers {
+			if m.heldAsTold {
 				m.rmax = min(m.rmax, safety*r)
 				m.measured = m.rmax
 			}
