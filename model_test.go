@@ -1621,7 +1621,7 @@ func TestModelResetJumpShortensAWindowRead(t *testing.T) {
 // the wall clock the server counts in by some parts per million: the
 // second reset lies 10 ns short of a second after the first. The jump is
 // still a second (express-rate-limit's legacy headers, 10 per 1 s, read
-// as 2 s so: 78–84% used, and 113–116 of 120 served rounded).
+// as 2 s so: 78–84% used; with the jump rounded, 113–116 of 120 served).
 func TestModelResetJumpIsWholeSecondsOnADriftingClock(t *testing.T) {
 	m := testModel()
 	m.observe(ans(1, 1, 2.001, 2.004, 10, 9, 4))
