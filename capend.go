@@ -28,7 +28,7 @@ func (m *model) capGrowth(o observation, r float64) (grow float64, from, end ins
 		steady = min(steady, m.giveBack(o.arrived, r, 0))
 		from = m.nextTick(o)
 	}
-	grow = max(safety*steady*m.ownShare(), 1/m.maxCooldown)
+	grow = max(m.slideShare()*steady*m.ownShare(), 1/m.maxCooldown)
 	if m.sliding() && r < 1 {
 		end = m.probeTick(o, from)
 		if m.offTick && m.winLen <= coarseSlack {

@@ -178,6 +178,7 @@ type model struct {
 	// the server slides; the window's end is left to the resets
 	// (refusedAtToldEnd).
 	toldShort bool
+	overPace  bool // a sliding window refused its steady pace (refusedAtPace)
 	// notLog: alone on the server, this client was given back more than a
 	// sliding log holding its requests for a window would have: whatever
 	// else the server is, no such log (weighLog).
@@ -272,9 +273,7 @@ func (m *model) observe(o observation) plan {
 	if o.status < 400 {
 		m.sends.add(o.sent, o.arrived) // counted by the server
 	}
-	if probe && m.plan.tickProbe {
-		m.tickProbed = true // whatever it found: one probe
-	}
+	m.tickProbed = m.tickProbed || probe && m.plan.tickProbe // whatever it found: one probe
 	switch {
 	case q.Remaining >= 0:
 		m.aimd, m.first, m.cycle = false, false, 0
@@ -302,6 +301,7 @@ func (m *model) observe(o observation) plan {
 		m.late = m.late || probe // the window had not ended at its cap's end (roundedUp)
 		m.holdsToReset = m.holdsToReset || m.bucket && !m.refilled
 		m.refusedAtToldEnd(o, probe, toldEnd)
+		m.refusedAtPace(o, probe)
 		m.refuteLogBound()
 		m.cooldown(o)
 	} else if o.status < 400 && m.aimd {

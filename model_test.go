@@ -2792,3 +2792,67 @@ func TestModelFinerResetsAfterAWholeSecondOne(t *testing.T) {
 		})
 	}
 }
+
+// roundingCounter is httprate's sliding-window counter: windows on whole
+// seconds, the last one's count weighed by how much of it the sliding
+// window still covers, and the estimate rounded before it is compared
+// with the limit, so that a request is refused at half a request under it.
+type roundingCounter struct {
+	limit      float64
+	win        float64 // the current window's start, whole seconds
+	prev, curr float64
+}
+
+// take counts a request at t (seconds) if the server admits it, and
+// returns what its answer says is left.
+func (c *roundingCounter) take(t float64) (left float64, ok bool) {
+	if w := math.Floor(t); w != c.win {
+		c.prev, c.curr = c.curr, 0
+		if w > c.win+1 {
+			c.prev = 0
+		}
+		c.win = w
+	}
+	rate := math.Round(c.prev*(1-(t-c.win)) + c.curr)
+	if rate+1 > c.limit {
+		return c.limit - rate, false
+	}
+	c.curr++
+	return c.limit - rate - 1, true
+}
+
+func TestModelSlidingWindowRefusingItsPaceKeepsOneBack(t *testing.T) {
+	// A lone client told httprate's 5 per 1 s, paced at 95% of it, 4.75/s:
+	// its windows count 4 and 5, and a request early in a window after one
+	// that counted 5 is refused (5 refusals in a minute here, 4–6% of
+	// answers on loopback). Refused at that pace, a window or more after
+	// the last hold, the pace keeps one request of a window back.
+	m := newModel(float64(10*time.Minute), PaceEven, 5)
+	srv := roundingCounter{limit: 5, win: -1}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	var refusals []float64
+	served := 0 // from 10 s on
+	at, seq := 0.9, 0.0
+	for at < 60 {
+		seq++
+		r, ok := srv.take(at + 0.001 + 0.004*rnd.Float64()) // counted 1–5 ms after it was sent
+		o := ans(seq, seq, at, at+0.006, 5, r, math.Floor(at)+1)
+		switch {
+		case !ok:
+			o = refused(o, time.Second)
+			refusals = append(refusals, at)
+		case at >= 10:
+			served++
+		}
+		p := m.observe(o)
+		next := at + 1/min(p.rate, 5) // the gate paces at the rate, at most the one told
+		if p.holdOn {
+			next = max(next, float64(p.hold)/sec)
+		}
+		at = next
+	}
+	require.True(t, m.sliding(), "a sliding window")
+	assert.True(t, m.overPace, "refused at its pace")
+	assert.Len(t, refusals, 1, "refused at %v", refusals)
+	assert.InDelta(t, 4*50, served, 5, "4/s from 10 s on")
+}

@@ -349,9 +349,10 @@ func TestScenarioCoarseClockShortFixedWindow(t *testing.T) {
 // Not met: a counter of 5 per 1 s that rounds its estimate refuses a
 // steady 4.75/s (the round of 4.75, and the request, is over 5), and so the
 // probe at the told end. That refusal now shows it a sliding window: 43%
-// used and one refused here (50% and six before); real httprate at that
-// quota, 45 of 60 and three 429s (30-39 and none to six before). Bounded at
-// two refused and 40%.
+// used and one refused here when it did (50% and six before), 75-77% and
+// two at 4204599; real httprate at that quota, 45 of 60 and three 429s
+// (30-39 and none to six before). Bounded at two refused and 40%. Over a
+// minute, see TestScenarioRoundingCounterRefusingItsPace.
 func TestScenarioToldWindowOfASecond(t *testing.T) {
 	firstRequest := throttletest.Quota{Limit: 10, Window: time.Second, Align: throttletest.AlignFirstRequest}
 	sliding := throttletest.Quota{Limit: 10, Window: time.Second, Algorithm: throttletest.SlidingWindow, Align: throttletest.AlignStart, RoundEstimate: true}
@@ -385,6 +386,29 @@ func TestScenarioToldWindowOfASecond(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// TestScenarioRoundingCounterRefusingItsPace: httprate's 5 per 1 s as the
+// kit plays it, told 5/s, for a minute. Paced at 95% of it, its windows
+// count 4 and 5, and the counter, which rounds its estimate, refuses a
+// request early in a window after one that counted 5, and each refusal
+// holds a window: 4 refused in a minute with 3 ms of jitter (82% used), 2
+// with none (79%). Refused at that pace, the pace keeps one request of a
+// window back (refusedAtPace): the first window's refusal and the one that
+// shows it, then 4/s; 2 refused and 79% used either way.
+func TestScenarioRoundingCounterRefusingItsPace(t *testing.T) {
+	q := throttletest.Quota{Limit: 5, Window: time.Second, Algorithm: throttletest.SlidingWindow, Align: throttletest.AlignStart, RoundEstimate: true}
+	srv := throttletest.Config{Quota: q, Dialect: throttletest.GitHub, ResetRounding: throttletest.Truncate, RetryAfterWindow: true, Latency: time.Millisecond}
+	for _, jitter := range []time.Duration{0, 3 * time.Millisecond} {
+		t.Run(fmt.Sprintf("jitter=%v", jitter), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				o := scenario{name: "httprate-5", server: srv, bucket: Config{Limit: 5}, windows: 60, jitter: jitter}.run(t)
+				t.Log(o)
+				assert.LessOrEqual(t, o.refused, 2, "requests refused")
+				assert.GreaterOrEqual(t, o.used, 0.75, "share of the quota used")
+			})
+		})
 	}
 }
 
