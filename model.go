@@ -303,7 +303,7 @@ func (m *model) observe(o observation) plan {
 		m.refusedAtToldEnd(o, probe, toldEnd)
 		m.refusedAtPace(o, probe)
 		m.refuteLogBound()
-		m.cooldown(o)
+		m.cooldown(o, probe)
 	} else if o.status < 400 && m.aimd {
 		if m.first && o.sent >= m.cut {
 			// Sent after the first 429 came: not an answer in flight

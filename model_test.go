@@ -2856,3 +2856,25 @@ func TestModelSlidingWindowRefusingItsPaceKeepsOneBack(t *testing.T) {
 	assert.Len(t, refusals, 1, "refused at %v", refusals)
 	assert.InDelta(t, 4*50, served, 5, "4/s from 10 s on")
 }
+
+func TestModelRefusalAfterRoomLeftIsTheOthersSpending(t *testing.T) {
+	// One of four clients on a fixed window of 5 per 1 s: the others
+	// spend the window at its turn, this client's probe is told 1 left,
+	// and its next request, on that one, is refused. A refused request
+	// took nothing of the 1: the others did. Counted as its own, the pairs
+	// showed no one else, and the client sent into a spent window every
+	// second with its share at 1.
+	m := testModel()
+	for k := 0.0; k < 8; k++ {
+		// express-rate-limit's IETF fields: a stated window of 1 s, the
+		// reset a delay of "1".
+		at := k + 0.024 + 0.003*k // its cap's end: a second after the last window's first answer
+		probe := ans(2*k+1, 2*k+1, at, at+0.001, 5, 1, at+1.001)
+		next := refused(ans(2*k+2, 2*k+2, at+0.211, at+0.212, 5, 0, at+1.212), time.Second)
+		probe.q.Window, next.q.Window = time.Second, time.Second
+		m.observe(probe)
+		m.observe(next)
+	}
+	assert.True(t, m.shareSeen, "the others' spending seen")
+	assert.Less(t, m.share, 0.9, "this client's share")
+}

@@ -126,8 +126,8 @@ func limited(status int, q Quota) bool {
 func (m *model) uniform() float64 { return float64(m.jitter.Uint64()>>11) / (1 << 53) }
 
 // cooldown holds every caller after the server said the client is over its
-// quota.
-func (m *model) cooldown(o observation) {
+// quota; probe: o's request was the probe at its cap's end.
+func (m *model) cooldown(o observation, probe bool) {
 	q := o.q
 	quota := q.Remaining >= 0 || q.Limit >= 0
 	// A 429 for a request sent before the last cut is of the same episode:
@@ -177,6 +177,18 @@ func (m *model) cooldown(o observation) {
 			// from each 429, to the middle of the window after the
 			// next, spent again: a 429 every 2 s, nothing served.)
 			until = min(until, m.plan.capEnd)
+		}
+		if w := m.knownWindow(); probe && m.ownShare() < 1 && o.coarse && w > 0 {
+			// A probe refused where others share the quota, and a
+			// whole-second reset places the end within a second: held
+			// to the latest end, a client comes back at the same phase
+			// of the window, and where the others spend each window at
+			// its turn, is refused there each time. Spread over half of
+			// that, its probes find the turn. (Four clients on
+			// fastify's 5 per 1 s, whose resets are rounded up: three
+			// probed 60 ms before each turn and were refused every
+			// second, while the fourth spent each window alone.)
+			until = until.add(m.uniform() * min(sl, w) / 2)
 		}
 		m.backoffs, m.heldAsTold = 0, false
 	case !episode:

@@ -15,6 +15,22 @@ func (m *model) countShare(o observation, prev answer, r, own float64, sameWin, 
 		own -= m.pair.credited
 	}
 	m.pair = pairEnd{}
+	outran := false // refused with room left: see updateShare
+	if limited(o.status, o.q) && !m.refills() {
+		// A refused request took nothing of what the pair's first answer
+		// said was left, on a window that gives nothing back: the
+		// others had taken it. (Counted as this client's own, a client
+		// that the others outran at each window's turn, its first
+		// answer told 1 left and the next refused, saw them spend
+		// nothing, kept its share at 1 and sent into a spent window
+		// every second: four clients on express-rate-limit's 5 per 1 s,
+		// 16 429s in 12 s, 7 so.) Not where the server refills: a
+		// sliding counter that rounds its count refuses a lone client
+		// what it gave back (the kit's httprate of 5 per 1 s, read as
+		// half another's: 50% used).
+		own = max(own-1, 0)
+		outran = sameWin && prev.remaining >= own+1
+	}
 	switch {
 	case m.sliding() && (sameWin || newer && o.arrived.sub(prev.arrived) < m.winLen):
 		// A sliding window gives back what its last window counted,
@@ -75,7 +91,7 @@ func (m *model) countShare(o observation, prev answer, r, own float64, sameWin, 
 		// (A bucket's reset moves on without one.)
 		m.ownAcc, m.spentAcc = m.ownAcc/2, m.spentAcc/2
 	}
-	m.updateShare()
+	m.updateShare(outran)
 }
 
 // A pairEnd is the later answer of the last causal pair that countShare
@@ -109,7 +125,7 @@ func (m *model) countOvertaken(o observation, r float64) {
 	p.room--
 	p.credited++
 	m.ownAcc++
-	m.updateShare()
+	m.updateShare(false)
 }
 
 // startFlights is how many requests may be in flight at once (0: no
@@ -168,8 +184,15 @@ func (m *model) apart(d float64) float64 { return max(d, min(d/m.ownShare(), m.m
 // reordered), and its share is told from less (updateShare).
 const countedEnough = 8
 
-// updateShare sets the share from the counts, once enough are counted.
-func (m *model) updateShare() {
+// updateShare sets the share from the counts, once enough are counted, or
+// at once where a refusal showed that others outran this client: refused
+// with room left in a window that gives nothing back, more room than its
+// own requests between took (countShare). A lone client is never refused
+// so, and one that the others outrun at each window's turn, told 1 left
+// and refused on it, counts one a window, which its decay halves: never
+// enough on a small limit (four clients on express-rate-limit's 5 per 1
+// s: one of them kept its share at 1 for 12 s).
+func (m *model) updateShare(outran bool) {
 	// Enough is countedEnough, or a quarter of a small limit (at least
 	// 3): four clients on 10 per 2 s had each spent its 2.5 of the window
 	// before 8 were counted (ulule: 9 of 69 answers 429, 2 with a
@@ -178,8 +201,9 @@ func (m *model) updateShare() {
 	if m.srvLimit > 0 {
 		enough = min(enough, max(3, m.srvLimit/4))
 	}
-	m.shareSeen = m.shareSeen || m.spentAcc >= enough
-	if f := (m.ownAcc + 1) / (m.spentAcc + 1); m.spentAcc >= enough && !m.pooled {
+	known := m.spentAcc >= enough || outran
+	m.shareSeen = m.shareSeen || known
+	if f := (m.ownAcc + 1) / (m.spentAcc + 1); known && !m.pooled {
 		// Enough counted to tell: others spend a tenth or more of what
 		// the server counts, and this client takes only its share
 		// (reordering alone stays within the tenth), or they do not.
