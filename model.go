@@ -50,10 +50,10 @@ import (
 //     counted a window before: until it gives back more than that, it is
 //     paced at its steady rate, its window placed by what it gave back.
 //   - Other clients on the same quota (processes, tabs) show up as Remaining
-//     falling faster than this client spends. The model estimates its own
-//     share of the spending and scales what it takes by it, so that N
-//     uncoordinated clients together keep inside one quota. Processes
-//     pooled through a Store take no share: the store counts them all.
+//     falling faster than this client spends, or as a refusal with room
+//     left. The model estimates its share of the spending and scales what
+//     it takes by it, so that N uncoordinated clients keep inside one
+//     quota. Processes on a Store take no share: the store counts them all.
 //
 // A server that states nothing is probed (probing.go): one request at a time
 // until it refuses one, then a 429 cuts the rate multiplicatively and the rate
