@@ -2877,4 +2877,16 @@ func TestModelRefusalAfterRoomLeftIsTheOthersSpending(t *testing.T) {
 	}
 	assert.True(t, m.shareSeen, "the others' spending seen")
 	assert.Less(t, m.share, 0.9, "this client's share")
+
+	// A lone client whose requests cost 3 tokens (a token quota), told 2
+	// left and refused the next: no room for it, and no one else.
+	m = testModel()
+	for k := 0.0; k < 8; k++ {
+		probe := ans(4*k+3, 4*k+3, k+0.030, k+0.031, 8, 2, k+1.031)
+		next := refused(ans(4*k+6, 4*k+6, k+0.240, k+0.241, 8, 2, k+1.241), time.Second)
+		probe.cost, next.cost = 3, 3
+		m.observe(probe)
+		m.observe(next)
+	}
+	assert.Equal(t, 1.0, m.share, "a request that cost more than was left")
 }

@@ -159,7 +159,7 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 	}
 	o := observation{arrived: now, status: status, q: q, admitted: float64(b.count())}
 	if f != nil {
-		o.seq, o.sent = f.seq, f.sent
+		o.seq, o.sent, o.cost = f.seq, f.sent, float64(f.cost)
 		o.inflight, o.behind = float64(len(b.flying)), b.flying.before(o.seq)
 	} else {
 		o.seq, o.sent, o.inflight = o.admitted-float64(b.inflight.Load()), now, -1
@@ -382,6 +382,7 @@ type observation struct {
 	// observed without its Flight).
 	inflight float64
 	sent     instant // when the request was admitted
+	cost     float64 // its tokens, its Flight's cost (0: not known, taken as 1)
 	arrived  instant // when its answer arrived
 	status   int
 	q        Quota

@@ -18,18 +18,20 @@ func (m *model) countShare(o observation, prev answer, r, own float64, sameWin, 
 	outran := false // refused with room left: see updateShare
 	if limited(o.status, o.q) && !m.refills() {
 		// A refused request took nothing of what the pair's first answer
-		// said was left, on a window that gives nothing back: the
-		// others had taken it. (Counted as this client's own, a client
-		// that the others outran at each window's turn, its first
-		// answer told 1 left and the next refused, saw them spend
-		// nothing, kept its share at 1 and sent into a spent window
-		// every second: four clients on express-rate-limit's 5 per 1 s,
-		// 16 429s in 12 s, 7 so.) Not where the server refills: a
-		// sliding counter that rounds its count refuses a lone client
-		// what it gave back (the kit's httprate of 5 per 1 s, read as
-		// half another's: 50% used).
-		own = max(own-1, 0)
-		outran = sameWin && prev.remaining >= own+1
+		// said was left, on a window that gives nothing back: where
+		// that was room enough for it, the others had taken it.
+		// (Counted as this client's own, a client that the others
+		// outran at each window's turn, its first answer told 1 left
+		// and the next refused, saw them spend nothing, kept its share
+		// at 1 and sent into a spent window every second: four clients
+		// on express-rate-limit's 5 per 1 s, 14.8 429s in 12 s; 3 with
+		// this and a refused probe's spread (cooldown).) Not where the
+		// server refills: a sliding counter that rounds its count
+		// refuses a lone client some of what it gave back (the kit's
+		// httprate of 5 per 1 s, read as half another's: 50% used).
+		n := max(o.cost, 1)
+		own = max(own-n, 0)
+		outran = sameWin && prev.remaining >= own+n
 	}
 	switch {
 	case m.sliding() && (sameWin || newer && o.arrived.sub(prev.arrived) < m.winLen):
