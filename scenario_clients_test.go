@@ -27,11 +27,11 @@ import (
 //     share is counted from pairs of its own answers, which see its own run
 //     of requests and not the others' before and after it. Two things
 //     help: a request refused with room left in a window that gives
-//     nothing back shows the others' spending at once (updateShare), and a
-//     refused probe comes back at a random point of the half second after
-//     its latest end (cooldown), not at the same phase each time. Before them,
-//     7.9–28% refused (counting 28%, sliding 22%, express 9.1%, fixed
-//     11.6%), 52–99% used. Bounded at 22% refused.
+//     nothing back shows the others' spending at once (updateShare), and
+//     a refused probe comes back at a random point of the half second
+//     after its latest end (cooldown), not at the same phase each time.
+//     Before them, 7.9–28% refused (counting 28%, sliding 22%, express
+//     9.1%, fixed 11.6%), 52–99% used. Bounded at 22% refused.
 //   - At 10 per 1 s 0–4.3% refused (the mean of the eight; sliding counters
 //     the most) and 45–98% used (the sliding kinds 45–51%: each client
 //     holds a window it takes for a fixed one to its end), over runs with
