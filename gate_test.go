@@ -222,6 +222,30 @@ func TestMetersRefusals(t *testing.T) {
 	})
 }
 
+// TestMetersLeaveTimeForTheAnswer: a request held by several quotas leaves
+// time for its answer before its deadline, as one held by its own bucket
+// does (minAnswerTime, where answers are quick).
+func TestMetersLeaveTimeForTheAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sent atomic.Int64
+		tr := metered(okBase(&sent), 100, 100, 1)
+		start := time.Now()
+		_, err := get(t, tr, context.Background())
+		require.NoError(t, err)
+		// The request quota's next token comes at 1 s.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second+3*time.Millisecond)
+		defer cancel()
+		_, err = get(t, tr, ctx)
+		assert.ErrorIs(t, err, ErrWaitTooLong, "3 ms left after the token")
+		ctx, cancel = context.WithTimeout(context.Background(), time.Second+6*time.Millisecond)
+		defer cancel()
+		_, err = get(t, tr, ctx)
+		assert.NoError(t, err, "6 ms left after the token")
+		assert.Equal(t, time.Second, time.Since(start))
+		assert.Equal(t, int64(2), sent.Load())
+	})
+}
+
 // TestMetersLearnTheirOwn: each quota's bucket learns from its own headers
 // (OpenAI's requests and tokens).
 func TestMetersLearnTheirOwn(t *testing.T) {

@@ -46,8 +46,9 @@ type Flight struct {
 // bucket which of its admissions the server had counted when it answered.
 // A queued Begin must leave time for the answer: it fails with
 // [ErrWaitTooLong] when the predicted wait ends later than ctx's deadline
-// less the time an answer takes (a moving mean of the bucket's answers), for
-// a request let go then would likely spend the server's quota and time out.
+// less the time an answer takes (a moving mean of the bucket's answers, and
+// at least 5 ms), for a request let go then would likely spend the server's
+// quota and time out.
 func (b *Bucket) Begin(ctx context.Context) (Flight, error) { return b.beginAt(ctx, 1, b.now()) }
 
 // BeginN is [Bucket.Begin] for a request that costs n tokens, as
