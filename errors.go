@@ -10,8 +10,8 @@ var (
 	ErrQueueFull = errors.New("throttle: queue full")
 	// ErrWaitTooLong: the predicted wait exceeds Config.MaxWait or the context's
 	// deadline (for a request, [Bucket.Begin], the deadline less the time an
-	// answer takes, a moving mean and at least 5 ms). When the deadline is the reason the error also
-	// matches [context.DeadlineExceeded].
+	// answer takes, a moving mean and at least 5 ms). When the deadline is the
+	// reason the error also matches [context.DeadlineExceeded].
 	ErrWaitTooLong = errors.New("throttle: wait too long")
 	// ErrExceedsBurst: WaitN asked for more tokens than the bucket can ever
 	// hold, so no wait would satisfy it.
