@@ -65,11 +65,12 @@ func (g *gate) begin(ctx context.Context, bs []*Bucket, costs []int, now instant
 			return nil, bs[0].refused(err)
 		}
 	}
-	answer := bs[0].answerTime() // left before the deadline, as a lone bucket leaves it
 	g.mu.Lock()
 	w := &gateWaiter{bs: bs, costs: costs, since: now, deadline: now.add(bs[0].maxWait), turn: make(chan struct{}, 1)}
 	if d, ok := ctx.Deadline(); ok {
-		if at := bs[0].at(d).add(-answer); at < w.deadline {
+		// Time left for the answer, as a lone bucket leaves it (the gate's
+		// lock before a bucket's, as takeAll takes them).
+		if at := bs[0].at(d).add(-bs[0].answerTime()); at < w.deadline {
 			w.deadline, w.byCtx = at, true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -2821,6 +2822,53 @@ func TestModelSlidingWindowRefusingItsPaceKeepsOneBack(t *testing.T) {
 	m, r = paced(t, true)
 	assert.False(t, m.overPace)
 	assert.InDelta(t, safety*10, r, 1e-9)
+}
+
+// A probe refused where others share the quota, on a whole-second reset,
+// comes back at a point drawn over half the reset's slack after its latest
+// end, not at that end each time: held to it, one of four clients on
+// fastify's 5 per 1 s came back at the same phase of each window, just
+// before the others spent it at its turn, and was refused every second. A
+// lone client's probe is held to the latest end.
+func TestModelRefusedProbeOnASharedQuotaIsSpread(t *testing.T) {
+	holdAfter := func(seed uint64, shared bool) float64 {
+		m := testModel()
+		m.jitter = *rand.NewPCG(seed, seed)
+		// express-rate-limit's 5 per 1 s (a stated window of 1 s, the
+		// reset a delay of "1"): the others spend each window at its
+		// turn, so this client's probe is told 1 left and its next
+		// request is refused (shared), or nobody does.
+		var p plan
+		for k := 0.0; k < 8; k++ {
+			at := k + 0.024 + 0.003*k
+			probe := ans(2*k+1, 2*k+1, at, at+0.001, 5, 4, at+1.001)
+			next := ans(2*k+2, 2*k+2, at+0.211, at+0.212, 5, 3, at+1.212)
+			if shared {
+				probe.q.Remaining, next = 1, refused(ans(2*k+2, 2*k+2, at+0.211, at+0.212, 5, 0, at+1.212), time.Second)
+			}
+			probe.q.Window, next.q.Window = time.Second, time.Second
+			m.observe(probe)
+			p = m.observe(next)
+		}
+		require.Equal(t, shared, m.ownShare() < 1, "share %.2f", m.ownShare())
+		require.True(t, p.capOn)
+		at := float64(p.capEnd) / sec // the probe, at the cap's end
+		o := refused(ans(17, 17, at, at+0.001, 5, 0, at+1.001), 0)
+		o.q.Window = time.Second
+		p = m.observe(o)
+		require.True(t, p.holdOn)
+		return float64(p.hold)/sec - at
+	}
+	lone := holdAfter(1, false)
+	var seen []float64
+	for seed := range uint64(8) {
+		h := holdAfter(seed, true)
+		assert.GreaterOrEqual(t, h, lone-1e-9, "no sooner than the latest end")
+		assert.LessOrEqual(t, h, lone+0.5+1e-9, "within half a second of it")
+		seen = append(seen, h)
+	}
+	assert.Greater(t, slices.Max(seen)-slices.Min(seen), 0.1, "spread: %v", seen)
+	assert.Equal(t, lone, holdAfter(2, false), "a lone client's is the latest end")
 }
 
 func TestModelRefusalAfterRoomLeftIsTheOthersSpending(t *testing.T) {
