@@ -64,7 +64,7 @@ func TestScenarioFourClientSweep(t *testing.T) {
 		for _, k := range kinds {
 			t.Run(fmt.Sprintf("%s/%d", k.name, limit), func(t *testing.T) {
 				quota := throttletest.Quota{Limit: limit, Window: time.Second, Algorithm: k.algorithm, Align: k.align, CountRefused: k.counts}
-				used, refused, worst := overSeeds(t, quota, k.dialect, k.rounding, 12)
+				used, refused, worst := overSeeds(t, throttletest.Config{Quota: quota, Dialect: k.dialect, ResetRounding: k.rounding}, 12)
 				t.Logf("four clients, %d per 1 s: %.1f%% refused (worst %.1f%%), %.1f%% used", limit, 100*refused, 100*worst, 100*used)
 				if limit < 10 {
 					if refused > 0.22 {
@@ -95,24 +95,44 @@ func TestScenarioFourClientSweep(t *testing.T) {
 // 75%.
 func TestScenarioFourClientsOnRoundedUpEpochResets(t *testing.T) {
 	quota := throttletest.Quota{Limit: 30, Window: 3 * time.Second, Algorithm: throttletest.FixedWindow, Align: throttletest.AlignFirstRequest}
-	used, refused, _ := overSeeds(t, quota, throttletest.GitHub, throttletest.RoundUp, 4)
+	used, refused, _ := overSeeds(t, throttletest.Config{Quota: quota, Dialect: throttletest.GitHub, ResetRounding: throttletest.RoundUp}, 4)
 	t.Logf("four clients: %.1f%% refused, %.1f%% used", 100*refused, 100*used)
 	assert.LessOrEqual(t, refused, 0.02)
 	assert.GreaterOrEqual(t, used, 0.76, "windows read a second long use 75%")
+}
+
+// TestScenarioFourClientsOnALogThatBlocks: four buckets with no store
+// between them on NestJS's throttler, a sliding log of 30 per 3 s whose
+// request over the limit blocks the quota for 3 s (Quota.Block), after
+// which the log starts over. Each refusal costs every client a window.
+// Measured at 8601c0f over 50 runs of the eight seeds (10 under -race):
+// 0–2.6% refused on average (0–9% by seed: one schedule in six draws a
+// refusal and the block), 82–90% of the quota used. The real NestJS, four
+// clients, 12 s traces: 0–4 429s and 62–83% used; traced, the clients'
+// shares, each measured while others were held or spent more, added up to
+// 1.2–1.7, and together they spent what was left faster than the log gave
+// it back. The four-client targets (2% refused, 90% used) are missed on
+// it; bounded here at 4% and 80%.
+func TestScenarioFourClientsOnALogThatBlocks(t *testing.T) {
+	quota := throttletest.Quota{Limit: 30, Window: 3 * time.Second, Algorithm: throttletest.SlidingLog, Block: 3 * time.Second}
+	used, refused, worst := overSeeds(t, throttletest.Config{Quota: quota, Dialect: throttletest.IETF, NoPolicy: true}, 4)
+	t.Logf("four clients: %.1f%% refused (worst %.1f%%), %.1f%% used", 100*refused, 100*worst, 100*used)
+	assert.LessOrEqual(t, refused, 0.04)
+	assert.GreaterOrEqual(t, used, 0.80)
 }
 
 // seeds is how many schedules overSeeds runs.
 const seeds = 8
 
 // overSeeds runs four independent clients (runIndependentClients) on the
-// kit's server with quota, d and rounding for the given number of windows,
-// once for each of seeds schedules (the kit's Jitter drawn from each seed),
-// and returns the mean shares of the quota used and of answers refused, and
-// the worst refused.
-func overSeeds(t *testing.T, quota throttletest.Quota, d throttletest.Dialect, rounding throttletest.Rounding, windows int) (used, refused, worst float64) {
+// kit's server as server configures it, answers 1 ms away, for the given
+// number of windows, once for each of seeds schedules (the kit's 3 ms of
+// Jitter drawn from each seed), and returns the mean shares of the quota
+// used and of answers refused, and the worst refused.
+func overSeeds(t *testing.T, server throttletest.Config, windows int) (used, refused, worst float64) {
+	server.Latency, server.Jitter = time.Millisecond, 3*time.Millisecond
 	for seed := range uint64(seeds) {
-		server := throttletest.Config{Quota: quota, Dialect: d, ResetRounding: rounding,
-			Latency: time.Millisecond, Jitter: 3 * time.Millisecond, Seed: seed}
+		server.Seed = seed
 		synctest.Test(t, func(t *testing.T) {
 			u, r := runIndependentClients(t, server, windows)
 			used += u / seeds

@@ -37,6 +37,9 @@ type counter struct {
 	logged []int64
 	at     int64
 
+	// Quota.Block: refused until blockEnd (0: not blocked).
+	blockEnd int64
+
 	counts Counts
 }
 
@@ -71,6 +74,11 @@ func (c *counter) units(e time.Duration) int64 { return int64(e / c.unit) }
 // advance moves the counter to elapsed time e: it rolls the windows,
 // refills the bucket or trims the log. e never decreases between calls.
 func (c *counter) advance(e time.Duration) {
+	if c.blockEnd > 0 && c.units(e) >= c.blockEnd {
+		// The block is over: the quota starts over, empty.
+		c.blockEnd = 0
+		c.curr, c.prev, c.debt, c.logged = 0, 0, 0, c.logged[:0]
+	}
 	switch {
 	case c.q.Algorithm.windowed():
 		c.roll(c.units(e))
@@ -85,12 +93,14 @@ func (c *counter) advance(e time.Duration) {
 // have been called for the current time.
 func (c *counter) allows(e time.Duration) bool {
 	now := c.units(e)
-	switch c.q.Algorithm {
-	case FixedWindow:
+	switch {
+	case c.blockEnd > 0:
+		return false
+	case c.q.Algorithm == FixedWindow:
 		return c.curr < c.limit
-	case SlidingWindow:
+	case c.q.Algorithm == SlidingWindow:
 		return c.slidingAllows(now)
-	case SlidingLog:
+	case c.q.Algorithm == SlidingLog:
 		return int64(len(c.logged)) < c.limit
 	default:
 		return c.bucketAllows()
@@ -109,15 +119,21 @@ func (c *counter) take() {
 	}
 }
 
-// refuse counts one refused request, if the quota counts refusals
-// (Quota.CountRefused).
-func (c *counter) refuse() {
+// refuse counts one request refused at elapsed time e, if the quota counts
+// refusals (Quota.CountRefused) and is not blocked, and starts a block
+// (Quota.Block).
+func (c *counter) refuse(e time.Duration) {
 	switch {
+	case c.blockEnd > 0:
+		return // refused while blocked: not counted
 	case !c.q.CountRefused:
 	case c.q.Algorithm == SlidingLog:
 		c.logged = append(c.logged, c.at)
 	default:
 		c.curr++
+	}
+	if c.q.Block > 0 {
+		c.blockEnd = c.units(e) + max(c.units(c.q.Block), 1)
 	}
 }
 
@@ -158,6 +174,9 @@ func (c *counter) report(e time.Duration) (remaining int64, reset, retry time.Du
 		if retryUnits > 0 {
 			retry = time.Duration(retryUnits)*c.unit - e
 		}
+	}
+	if c.blockEnd > 0 {
+		remaining, retry = 0, time.Duration(c.blockEnd)*c.unit-e
 	}
 	return max(remaining, 0), reset, max(retry, 0)
 }

@@ -138,6 +138,8 @@
 //	Config.RetryAfterWindow           Retry-After is the whole window
 //	Quota.CountRefused                a sliding window or log that counts its refusals
 //	Quota.RoundEstimate               a sliding window that refuses just after its turn
+//	Quota.Block                       a refusal blocks the quota for a while, then
+//	                                  it starts over (NestJS's throttler)
 //	Config.ClockTick                  a server that reads a cached clock: a sliding
 //	                                  window gives back only as a second ticks
 //	Config.BareRefusals               refusals carry Retry-After alone
@@ -167,6 +169,8 @@
 //	Flask-Limiter     SlidingLog, NextSecond, RetryAfterWindow;
 //	(moving window)   X-RateLimit-Reset in Unix seconds (GitHub dialect,
 //	                  though Flask-Limiter sends Retry-After on refusals)
+//	NestJS throttler  SlidingLog, Block = Window; IETF dialect with
+//	                  NoPolicy (its reset is a record's, not the log's)
 //	Django REST       SlidingLog, RetryAfterOnly: Retry-After on refusals,
 //	framework         rounded up, and no quota headers
 //	rate-limiter-     FixedWindow, AlignFirstRequest, RetryAfterEvery;

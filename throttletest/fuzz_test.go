@@ -16,33 +16,38 @@ import (
 //   - a LeakyBucket's delay is within the time its burst takes to leak;
 //   - a refusal's retry is positive and, except for SlidingWindow (whose
 //     retry is the window's end, as real servers send it), exact: a request
-//     at e+retry is admitted, and at 1ns earlier it is not.
+//     at e+retry is admitted, and at 1ns earlier it is not; with a Block,
+//     the block's end.
 //
 // Each byte of steps is the time since the previous request, in 64ths of
 // the window.
 func FuzzCounter(f *testing.F) {
 	// Seeded from the quotas of the counter tests.
-	f.Add(byte(FixedWindow), byte(AlignStart), false, false, uint16(3), uint16(0), uint32(1000), uint32(0), []byte{0, 0, 0, 0, 63, 1, 160})
-	f.Add(byte(FixedWindow), byte(AlignStart), false, false, uint16(2), uint16(0), uint32(1000), uint32(300), []byte{0, 0, 0, 19, 64, 154})
-	f.Add(byte(FixedWindow), byte(AlignFirstRequest), false, false, uint16(2), uint16(0), uint32(1000), uint32(0), []byte{16, 41, 6, 16, 182})
-	f.Add(byte(SlidingWindow), byte(AlignStart), false, false, uint16(10), uint16(0), uint32(1000), uint32(0), []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 16, 0, 0, 80})
-	f.Add(byte(SlidingWindow), byte(AlignFirstRequest), true, false, uint16(10), uint16(0), uint32(1000), uint32(0), []byte{32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 77, 0, 0, 45, 19})
-	f.Add(byte(SlidingWindow), byte(AlignClock), true, true, uint16(10), uint16(0), uint32(1000), uint32(970), []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 1, 3, 7})
-	f.Add(byte(TokenBucket), byte(AlignStart), false, false, uint16(3), uint16(0), uint32(1000), uint32(0), []byte{0, 0, 0, 0, 21, 1})
-	f.Add(byte(GCRA), byte(AlignStart), false, false, uint16(10), uint16(4), uint32(1000), uint32(0), []byte{0, 0, 0, 0, 0, 16, 0, 0, 255})
-	f.Add(byte(LeakyBucket), byte(AlignStart), false, false, uint16(2), uint16(3), uint32(1000), uint32(0), []byte{0, 0, 0, 0, 32, 96, 24})
-	f.Add(byte(LeakyBucket), byte(AlignStart), false, true, uint16(60), uint16(1), uint32(60000), uint32(0), []byte{0, 1, 1})
-	f.Add(byte(SlidingLog), byte(AlignStart), false, false, uint16(3), uint16(0), uint32(1000), uint32(0), []byte{0, 13, 13, 6, 32, 6, 26, 0, 0, 64})
-	f.Add(byte(SlidingLog), byte(AlignStart), true, false, uint16(2), uint16(0), uint32(1000), uint32(0), []byte{0, 0, 19, 19, 19, 6, 64})
+	f.Add(byte(FixedWindow), byte(AlignStart), false, false, uint16(3), uint16(0), uint32(1000), uint32(0), uint16(0), []byte{0, 0, 0, 0, 63, 1, 160})
+	f.Add(byte(FixedWindow), byte(AlignStart), false, false, uint16(2), uint16(0), uint32(1000), uint32(300), uint16(0), []byte{0, 0, 0, 19, 64, 154})
+	f.Add(byte(FixedWindow), byte(AlignFirstRequest), false, false, uint16(2), uint16(0), uint32(1000), uint32(0), uint16(0), []byte{16, 41, 6, 16, 182})
+	f.Add(byte(SlidingWindow), byte(AlignStart), false, false, uint16(10), uint16(0), uint32(1000), uint32(0), uint16(0), []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 16, 0, 0, 80})
+	f.Add(byte(SlidingWindow), byte(AlignFirstRequest), true, false, uint16(10), uint16(0), uint32(1000), uint32(0), uint16(0), []byte{32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 77, 0, 0, 45, 19})
+	f.Add(byte(SlidingWindow), byte(AlignClock), true, true, uint16(10), uint16(0), uint32(1000), uint32(970), uint16(0), []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 1, 3, 7})
+	f.Add(byte(TokenBucket), byte(AlignStart), false, false, uint16(3), uint16(0), uint32(1000), uint32(0), uint16(0), []byte{0, 0, 0, 0, 21, 1})
+	f.Add(byte(GCRA), byte(AlignStart), false, false, uint16(10), uint16(4), uint32(1000), uint32(0), uint16(0), []byte{0, 0, 0, 0, 0, 16, 0, 0, 255})
+	f.Add(byte(LeakyBucket), byte(AlignStart), false, false, uint16(2), uint16(3), uint32(1000), uint32(0), uint16(0), []byte{0, 0, 0, 0, 32, 96, 24})
+	f.Add(byte(LeakyBucket), byte(AlignStart), false, true, uint16(60), uint16(1), uint32(60000), uint32(0), uint16(0), []byte{0, 1, 1})
+	f.Add(byte(SlidingLog), byte(AlignStart), false, false, uint16(3), uint16(0), uint32(1000), uint32(0), uint16(0), []byte{0, 13, 13, 6, 32, 6, 26, 0, 0, 64})
+	f.Add(byte(SlidingLog), byte(AlignStart), true, false, uint16(2), uint16(0), uint32(1000), uint32(0), uint16(0), []byte{0, 0, 19, 19, 19, 6, 64})
+	// A block of a Window after a refusal (NestJS's throttler).
+	f.Add(byte(SlidingLog), byte(AlignStart), false, false, uint16(3), uint16(0), uint32(1000), uint32(0), uint16(1000), []byte{0, 0, 0, 6, 32, 32, 6, 0, 64})
+	f.Add(byte(FixedWindow), byte(AlignFirstRequest), true, false, uint16(2), uint16(0), uint32(1000), uint32(0), uint16(300), []byte{0, 0, 0, 19, 64, 1})
 	// option is the algorithm's second option: RoundEstimate for a
 	// SlidingWindow, NoDelay for a LeakyBucket. countRefused is
 	// CountRefused, for a SlidingWindow or a SlidingLog.
-	f.Fuzz(func(t *testing.T, alg, align byte, countRefused, option bool, limit, burst uint16, windowMs, offsetMs uint32, steps []byte) {
+	f.Fuzz(func(t *testing.T, alg, align byte, countRefused, option bool, limit, burst uint16, windowMs, offsetMs uint32, blockMs uint16, steps []byte) {
 		q := Quota{
 			Limit:     int(limit),
 			Window:    time.Duration(windowMs) * time.Millisecond,
 			Algorithm: Algorithm(alg % 6),
 			Burst:     int(burst),
+			Block:     time.Duration(blockMs) * time.Millisecond,
 		}
 		if !q.Algorithm.bucket() {
 			q.Burst = 0
@@ -67,7 +72,7 @@ func FuzzCounter(f *testing.F) {
 			if ok {
 				c.take()
 			} else {
-				c.refuse()
+				c.refuse(e)
 			}
 			remaining, reset, retry := c.report(e)
 			if top := max(c.stated(), c.burst); remaining < 0 || remaining > top {

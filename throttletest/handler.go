@@ -299,10 +299,10 @@ func (h *Handler) decide(name string, ch chat) decision {
 	switch {
 	case !c.allows(ce):
 		d.outcome = refused
-		c.refuse()
+		c.refuse(ce)
 	case !tokensOK:
 		d.outcome = refused
-		c.refuse()
+		c.refuse(ce)
 	case h.secondaryLocked(e, &d.retry):
 		d.outcome = secondary
 	case h.shedLocked():

@@ -51,6 +51,27 @@ func TestCounterSlidingLog(t *testing.T) {
 				{at: 2 * time.Second, admitted: true, remaining: 1, reset: 3 * time.Second},
 			},
 		},
+		{
+			// NestJS's throttler: the request over the limit blocks the
+			// quota for Block, whatever the log would give back, and
+			// the log starts over when the block ends.
+			name:  "SlidingLog Block",
+			quota: Quota{Limit: 3, Window: time.Second, Algorithm: SlidingLog, Block: time.Second},
+			steps: []step{
+				{at: 0, admitted: true, remaining: 2, reset: time.Second},
+				{at: 200 * ms, admitted: true, remaining: 1, reset: 1200 * ms},
+				{at: 400 * ms, admitted: true, remaining: 0, reset: 1400 * ms},
+				// Refused: blocked until 1.5 s, not until 1 s, when the
+				// request at 0 leaves the log.
+				{at: 500 * ms, reset: 1400 * ms, retry: time.Second},
+				// The log has room at 1.1 s; the block refuses, and its
+				// refusals are not counted.
+				{at: 1100 * ms, reset: 1400 * ms, retry: 400 * ms},
+				{at: 1499 * ms, reset: 2499 * ms, retry: ms}, // the log empty by now, the block not
+				// Over: the log starts empty.
+				{at: 1500 * ms, admitted: true, remaining: 2, reset: 2500 * ms},
+			},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, tc.run)

@@ -197,6 +197,15 @@ type Quota struct {
 	// are answered at once instead of when the bucket has leaked down to
 	// them. Another Algorithm with NoDelay makes NewHandler panic.
 	NoDelay bool
+
+	// Block makes a refusal block the quota for Block from then, whatever
+	// it counts: every request until the block ends is refused, told 0
+	// left and to retry when it ends, and is not counted; then the quota
+	// starts over, its count, log or bucket empty. NestJS's throttler
+	// blocks so for its blockDuration, a Window by default; Cloudflare's
+	// and AWS WAF's rate rules block for a mitigation period. With any
+	// Algorithm. Zero or negative: no block.
+	Block time.Duration
 }
 
 // normalize returns q with its zero and out-of-range fields replaced by the
@@ -209,6 +218,7 @@ func (q Quota) normalize() Quota {
 		q.Limit = DefaultLimit
 	}
 	q.Burst = min(max(q.Burst, 0), MaxLimit)
+	q.Block = max(q.Block, 0)
 	if q.Window <= 0 {
 		q.Window = DefaultWindow
 	}

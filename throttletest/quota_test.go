@@ -42,7 +42,7 @@ func (tc counterCase) run(t *testing.T) {
 		if ok {
 			c.take()
 		} else {
-			c.refuse()
+			c.refuse(s.at)
 		}
 		remaining, reset, retry := c.report(s.at)
 		got := step{at: s.at, admitted: ok, remaining: remaining, reset: reset}
