@@ -36,6 +36,9 @@ type counter struct {
 	// oldest first, as of at (the last advance).
 	logged []int64
 	at     int64
+	// SlidingLog with AlignFirstRequest: the end of the record that the
+	// reset states, opened by the first request after the last one ended.
+	recordEnd int64
 
 	// Quota.Block: refused until blockEnd (0: not blocked).
 	blockEnd int64

@@ -148,7 +148,8 @@
 //	Algorithm GCRA, Quota.Burst       the reset is "until full"; limit is the burst
 //	Algorithm LeakyBucket             nginx limit_req: excess delayed or refused
 //	Algorithm SlidingLog              each request back a Window after it, one by
-//	                                  one; the reset moves on with every request
+//	                                  one; the reset moves on with every request,
+//	                                  or is a record's with AlignFirstRequest
 //	Dialect DateReset                 dates in formats http.ParseTime does not read
 //	Config.Jitter, Config.Seed        answers in another order than sent
 //
@@ -169,8 +170,8 @@
 //	Flask-Limiter     SlidingLog, NextSecond, RetryAfterWindow;
 //	(moving window)   X-RateLimit-Reset in Unix seconds (GitHub dialect,
 //	                  though Flask-Limiter sends Retry-After on refusals)
-//	NestJS throttler  SlidingLog, Block = Window; IETF dialect with
-//	                  NoPolicy (its reset is a record's, not the log's)
+//	NestJS throttler  SlidingLog, AlignFirstRequest (its reset is a
+//	                  record's), Block = Window; IETF dialect with NoPolicy
 //	Django REST       SlidingLog, RetryAfterOnly: Retry-After on refusals,
 //	framework         rounded up, and no quota headers
 //	rate-limiter-     FixedWindow, AlignFirstRequest, RetryAfterEvery;

@@ -38,6 +38,8 @@ func FuzzCounter(f *testing.F) {
 	// A block of a Window after a refusal (NestJS's throttler).
 	f.Add(byte(SlidingLog), byte(AlignStart), false, false, uint16(3), uint16(0), uint32(1000), uint32(0), uint16(1000), []byte{0, 0, 0, 6, 32, 32, 6, 0, 64})
 	f.Add(byte(FixedWindow), byte(AlignFirstRequest), true, false, uint16(2), uint16(0), uint32(1000), uint32(0), uint16(300), []byte{0, 0, 0, 19, 64, 1})
+	// NestJS's: a log whose reset is a record's, and a block.
+	f.Add(byte(SlidingLog), byte(AlignFirstRequest), false, false, uint16(3), uint16(0), uint32(1000), uint32(0), uint16(1000), []byte{13, 0, 6, 32, 32, 6, 0, 64})
 	// option is the algorithm's second option: RoundEstimate for a
 	// SlidingWindow, NoDelay for a LeakyBucket. countRefused is
 	// CountRefused, for a SlidingWindow or a SlidingLog.
@@ -52,8 +54,8 @@ func FuzzCounter(f *testing.F) {
 		if !q.Algorithm.bucket() {
 			q.Burst = 0
 		}
-		if q.Algorithm.windowed() {
-			q.Align = Alignment(align % 3)
+		if a := Alignment(align % 3); q.Algorithm.windowed() || q.Algorithm == SlidingLog && a == AlignFirstRequest {
+			q.Align = a
 		}
 		q.CountRefused = countRefused && (q.Algorithm == SlidingWindow || q.Algorithm == SlidingLog)
 		q.RoundEstimate = option && q.Algorithm == SlidingWindow

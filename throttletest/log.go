@@ -8,6 +8,9 @@ import "time"
 // the quota has given back.
 func (c *counter) trim(now int64) {
 	c.at = now
+	if c.q.Align == AlignFirstRequest && now >= c.recordEnd {
+		c.recordEnd = now + c.w // a request after the record's end opens the next
+	}
 	n := 0
 	for n < len(c.logged) && c.logged[n] <= now-c.w {
 		n++
@@ -17,11 +20,15 @@ func (c *counter) trim(now int64) {
 
 // logReport is what a SlidingLog states at now: what it still admits, when
 // it will be empty (its newest request's time plus a Window, or a Window
-// from now when it is), and when one more request fits (zero: now).
+// from now when it is) or, with AlignFirstRequest, when its record ends,
+// and when one more request fits (zero: now).
 func (c *counter) logReport(now int64) (remaining int64, reset, retry time.Duration) {
 	n := int64(len(c.logged))
 	reset = time.Duration(now+c.w) * c.unit
-	if n > 0 {
+	switch {
+	case c.q.Align == AlignFirstRequest:
+		reset = time.Duration(c.recordEnd) * c.unit
+	case n > 0:
 		reset = time.Duration(c.logged[n-1]+c.w) * c.unit
 	}
 	if n >= c.limit {

@@ -52,6 +52,23 @@ func TestCounterSlidingLog(t *testing.T) {
 			},
 		},
 		{
+			// A log whose reset is a record's (NestJS's throttler): the
+			// first request opens it, it ends a Window later, and the
+			// first request after that opens the next; the log gates.
+			name:  "SlidingLog AlignFirstRequest",
+			quota: Quota{Limit: 3, Window: time.Second, Algorithm: SlidingLog, Align: AlignFirstRequest},
+			steps: []step{
+				{at: 200 * ms, admitted: true, remaining: 2, reset: 1200 * ms},
+				{at: 700 * ms, admitted: true, remaining: 1, reset: 1200 * ms},
+				{at: 900 * ms, admitted: true, remaining: 0, reset: 1200 * ms},
+				{at: 1100 * ms, reset: 1200 * ms, retry: 100 * ms},
+				// The record ends as the first request leaves the log.
+				{at: 1200 * ms, admitted: true, remaining: 0, reset: 2200 * ms},
+				// Idle past a record: the next request opens one.
+				{at: 3500 * ms, admitted: true, remaining: 2, reset: 4500 * ms},
+			},
+		},
+		{
 			// NestJS's throttler: the request over the limit blocks the
 			// quota for Block, whatever the log would give back, and
 			// the log starts over when the block ends.

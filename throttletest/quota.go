@@ -127,7 +127,10 @@ const (
 	// AlignFirstRequest starts a window at the first request after the
 	// previous window ended, as ulule/limiter and Redis INCR+EXPIRE limiters
 	// do: windows are not contiguous, and the reset is Window after the
-	// request that opened the current one, whenever that came.
+	// request that opened the current one, whenever that came. A SlidingLog
+	// with it states such a window's end as its reset, a record's that
+	// gates nothing, as NestJS's throttler does: the log still counts each
+	// request for a Window after it.
 	AlignFirstRequest
 )
 
@@ -170,7 +173,8 @@ type Quota struct {
 
 	// Align is where the windows of FixedWindow and SlidingWindow begin.
 	// Zero: AlignStart. Buckets and logs have no windows: another Align
-	// with them makes NewHandler panic.
+	// with them makes NewHandler panic, but AlignFirstRequest with
+	// SlidingLog, whose reset is then a record's (see AlignFirstRequest).
 	Align Alignment
 
 	// CountRefused makes the requests a SlidingWindow or SlidingLog refuses
@@ -233,7 +237,7 @@ func (q Quota) normalize() Quota {
 	switch {
 	case !q.Algorithm.bucket() && q.Burst > 0:
 		panic(fmt.Sprintf("throttletest: Quota.Burst with %v, which has no burst", q.Algorithm))
-	case !q.Algorithm.windowed() && q.Align != AlignStart:
+	case !q.Algorithm.windowed() && q.Align != AlignStart && (q.Algorithm != SlidingLog || q.Align != AlignFirstRequest):
 		panic(fmt.Sprintf("throttletest: Quota.Align with %v, which has no windows", q.Algorithm))
 	case q.CountRefused && q.Algorithm != SlidingWindow && q.Algorithm != SlidingLog:
 		panic(fmt.Sprintf("throttletest: Quota.CountRefused with %v, whose answers it would not change", q.Algorithm))
