@@ -123,8 +123,8 @@ func (c *counter) take() {
 }
 
 // refuse counts one request refused at elapsed time e, if the quota counts
-// refusals (Quota.CountRefused) and is not blocked, and starts a block
-// (Quota.Block).
+// refusals (Quota.CountRefused), and starts a block (Quota.Block); a
+// request refused while blocked does neither.
 func (c *counter) refuse(e time.Duration) {
 	switch {
 	case c.blockEnd > 0:
