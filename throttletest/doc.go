@@ -171,7 +171,8 @@
 //	(moving window)   X-RateLimit-Reset in Unix seconds (GitHub dialect,
 //	                  though Flask-Limiter sends Retry-After on refusals)
 //	NestJS throttler  SlidingLog, AlignFirstRequest (its reset is a
-//	                  record's), Block = Window; IETF dialect with NoPolicy
+//	                  record's), Block = Window, BareRefusals; IETF dialect
+//	                  with NoPolicy
 //	Django REST       SlidingLog, RetryAfterOnly: Retry-After on refusals,
 //	framework         rounded up, and no quota headers
 //	rate-limiter-     FixedWindow, AlignFirstRequest, RetryAfterEvery;

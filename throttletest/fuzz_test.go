@@ -42,7 +42,8 @@ func FuzzCounter(f *testing.F) {
 	f.Add(byte(SlidingLog), byte(AlignFirstRequest), false, false, uint16(3), uint16(0), uint32(1000), uint32(0), uint16(1000), []byte{13, 0, 6, 32, 32, 6, 0, 64})
 	// option is the algorithm's second option: RoundEstimate for a
 	// SlidingWindow, NoDelay for a LeakyBucket. countRefused is
-	// CountRefused, for a SlidingWindow or a SlidingLog.
+	// CountRefused, for a SlidingWindow or a SlidingLog; blockMs is Block,
+	// for any algorithm.
 	f.Fuzz(func(t *testing.T, alg, align byte, countRefused, option bool, limit, burst uint16, windowMs, offsetMs uint32, blockMs uint16, steps []byte) {
 		q := Quota{
 			Limit:     int(limit),

@@ -204,11 +204,12 @@ type Quota struct {
 
 	// Block makes a refusal block the quota for Block from then, whatever
 	// it counts: every request until the block ends is refused, told 0
-	// left and to retry when it ends, and is not counted; then the quota
-	// starts over, its count, log or bucket empty. NestJS's throttler
-	// blocks so for its blockDuration, a Window by default; Cloudflare's
-	// and AWS WAF's rate rules block for a mitigation period. With any
-	// Algorithm. Zero or negative: no block.
+	// left and, in the dialects that send Retry-After, to retry when the
+	// block ends, and is not counted; then the quota starts over, its
+	// count, log or bucket empty. NestJS's throttler blocks so for its
+	// blockDuration, a Window by default; Cloudflare's and AWS WAF's rate
+	// rules block for a mitigation period. With any Algorithm. Zero or
+	// negative: no block.
 	Block time.Duration
 }
 
