@@ -2916,3 +2916,32 @@ func TestModelRefusalAfterRoomLeftIsTheOthersSpending(t *testing.T) {
 	}
 	assert.Equal(t, 1.0, m.share, "a request that cost more than was left")
 }
+
+// A sliding window nearly spent, past its second turn, grows its cap only
+// once this client's oldest request it holds comes back, as a sliding
+// log's would (growsAtReturns): what a log gives back at a turn is what it
+// counted a window before, when it counted it, not the window's count
+// spread evenly.
+func TestModelNearlySpentSlidingCapGrowsAtReturns(t *testing.T) {
+	fine := func(o observation) observation { o.coarse, o.delayed = false, false; return o }
+	m := testModel()
+	m.observe(fine(ans(1, 1, 0, 0.001, 30, 29, 3.001)))
+	m.observe(fine(ans(30, 30, 2.9, 2.901, 30, 0, 3.001)))
+	m.observe(fine(ans(31, 31, 3.05, 3.051, 30, 0, 6.051)))
+	m.observe(fine(ans(32, 32, 4.1, 4.101, 30, 9, 6.051))) // a third of the old 30 back
+	for seq := 33.0; seq <= 40; seq++ {                    // then spent in a bunch at 4.5 s
+		at := 4.5 + (seq-33)*0.001
+		m.observe(fine(ans(seq, seq, at, at+0.001, 30, 41-seq, 6.051)))
+	}
+	p := m.observe(fine(ans(41, 41, 6.1, 6.101, 30, 3, 9.101))) // the second turn, 3 left
+	require.Equal(t, 2, m.crossings)
+	require.True(t, m.sliding())
+	back := 4.1 + 3 + 0.001 // 4.1's request, a window and a latency on
+	assert.Less(t, p.capSeq(secs(back-0.001)), p.capBase+1, "nothing more before 4.1's request is back")
+	assert.InDelta(t, p.capBase+1, p.capSeq(secs(back)), 1e-6, "one more when it is")
+
+	// With a third of the limit or more left, the cap grows from the
+	// answer, as a sliding counter gives back.
+	p = m.observe(fine(ans(42, 42, 6.2, 6.201, 30, 10, 9.101)))
+	assert.Equal(t, secs(6.201), p.capAt)
+}

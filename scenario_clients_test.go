@@ -112,16 +112,22 @@ func TestScenarioFourClientsOnRoundedUpEpochResets(t *testing.T) {
 // The real NestJS, four clients, 12 s traces: 0–4 429s and 62–83% used;
 // traced, the clients' shares, each measured while others were held or
 // spent more, added up to 1.2–1.7, and together they spent what was left
-// faster than the log gave it back. (With the log's own reset, which moves
-// on with each request, the clients read a bucket and measured its rate:
-// 0–2.6% refused and 82–90% used; not NestJS.) The four-client targets
-// (2% refused, 90% used) are missed on it; bounded here at 6% and 64%.
+// faster than the log gave it back: at a record's turn they grew their
+// caps at their shares of the window's count spread evenly, where the log
+// gave back 2 in its first second and 6 at its end. Grown from each
+// client's own returns once the log is nearly spent (growsAtReturns):
+// 0–2.5% refused (0.9% on average) and 75–82% used over 60 runs, and
+// 0.6–2.3% and 74–79% in 10 under -race. (With the log's own reset, which moves on
+// with each request, the clients read a bucket and measured its rate:
+// 0–2.6% refused and 82–90% used; not NestJS.) The four-client target of
+// 90% used is missed on it, 2% refused on some runs; bounded here at 4%
+// and 70%.
 func TestScenarioFourClientsOnALogThatBlocks(t *testing.T) {
 	quota := throttletest.Quota{Limit: 30, Window: 3 * time.Second, Algorithm: throttletest.SlidingLog, Align: throttletest.AlignFirstRequest, Block: 3 * time.Second}
 	used, refused, worst := overSeeds(t, throttletest.Config{Quota: quota, Dialect: throttletest.IETF, NoPolicy: true, BareRefusals: true}, 4)
 	t.Logf("four clients: %.1f%% refused (worst %.1f%%), %.1f%% used", 100*refused, 100*worst, 100*used)
-	assert.LessOrEqual(t, refused, 0.06)
-	assert.GreaterOrEqual(t, used, 0.64)
+	assert.LessOrEqual(t, refused, 0.04)
+	assert.GreaterOrEqual(t, used, 0.70)
 }
 
 // seeds is how many schedules overSeeds runs.
