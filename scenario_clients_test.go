@@ -108,20 +108,19 @@ func TestScenarioFourClientsOnRoundedUpEpochResets(t *testing.T) {
 // which the log starts over; its 429 carries Retry-After alone
 // (BareRefusals). Each refusal costs every client a window. Measured at
 // 8601c0f over 60 runs of the eight seeds (10 under -race): 1.2–4.4%
-// refused on average (at most 4.9% by seed), 71–78% of the quota used.
-// The real NestJS, four clients, 12 s traces: 0–4 429s and 62–83% used;
-// traced, the clients' shares, each measured while others were held or
-// spent more, added up to 1.2–1.7, and together they spent what was left
-// faster than the log gave it back: at a record's turn they grew their
-// caps at their shares of the window's count spread evenly, where the log
-// gave back 2 in its first second and 6 at its end. Grown from each
-// client's own returns once the log is nearly spent (growsAtReturns):
-// 0–2.5% refused (0.9% on average) and 75–82% used over 60 runs, and
-// 0.6–2.3% and 74–79% in 10 under -race. (With the log's own reset, which moves on
-// with each request, the clients read a bucket and measured its rate:
-// 0–2.6% refused and 82–90% used; not NestJS.) The four-client target of
-// 90% used is missed on it, 2% refused on some runs; bounded here at 4%
-// and 70%.
+// refused on average (at most 4.9% by seed), 71–78% of the quota used. The
+// real NestJS, four clients, 12 s traces: 0–4 429s and 62–83% used; traced,
+// the clients' shares, each measured while others were held or spent more,
+// added up to 1.2–1.7, and together they spent what was left faster than
+// the log gave it back: at a record's turn they grew their caps at their
+// shares of the window's count spread evenly, where the log gave back 2 in
+// its first second and 6 at its end. Grown from each client's own returns
+// once the log is nearly spent (growsAtReturns): 0–2.5% refused (0.9% on
+// average) and 75–82% used over 60 runs, and 0.6–2.3% and 74–79% in 10
+// under -race. (With the log's own reset, which moves on with each request,
+// the clients read a bucket and measured its rate: 0–2.6% refused and
+// 82–90% used; not NestJS.) The four-client target of 90% used is missed on
+// it, 2% refused on some runs; bounded here at 4% and 70%.
 func TestScenarioFourClientsOnALogThatBlocks(t *testing.T) {
 	quota := throttletest.Quota{Limit: 30, Window: 3 * time.Second, Algorithm: throttletest.SlidingLog, Align: throttletest.AlignFirstRequest, Block: 3 * time.Second}
 	used, refused, worst := overSeeds(t, throttletest.Config{Quota: quota, Dialect: throttletest.IETF, NoPolicy: true, BareRefusals: true}, 4)
