@@ -790,6 +790,28 @@ func TestModelOtherClientsShare(t *testing.T) {
 	assert.InDelta(t, 0.25, m.share, 0.05, "a quarter of what the server counts is this client's")
 }
 
+// TestModelShareLeavesOutAPairThatFoundAsMuchLeft: on a window not known
+// to give back, a causal pair whose later answer found as much left as the
+// earlier one shows a give-back or an unseen turn between them, by as much
+// as the server counted there; it tells nothing of the others' spending.
+// Counted as this client's request against nothing spent, every second
+// step here pulled the share to 0.52 where the falls say a quarter
+// (tollbooth's token bucket, read as a window of a second: one of four
+// clients read 1 and paced at the whole rate).
+func TestModelShareLeavesOutAPairThatFoundAsMuchLeft(t *testing.T) {
+	m := testModel()
+	m.observe(ans(1, 1, 0, 0.01, 100, 99, 10))
+	left := 99.0
+	for i := 1.0; i <= 10; i++ {
+		if int(i)%2 == 1 {
+			left -= 4 // this client sent 1, the server counted 4
+		}
+		m.observe(ans(1+i, 1+i, 0.1*i, 0.1*i+0.01, 100, left, 10))
+	}
+	require.Equal(t, kindUnknown, m.kind)
+	assert.InDelta(t, 0.25, m.share, 0.05, "the falls' quarter")
+}
+
 func TestModelUnknownWindowIsSpreadToItsSoonestReset(t *testing.T) {
 	// Four clients on a window of 100 per 10 s that nothing has shown to be
 	// fixed yet. Their first requests took more than the steady rate:

@@ -54,7 +54,7 @@ func (m *model) countShare(o observation, prev answer, r, own float64, sameWin, 
 		refill := m.giveBack(o.arrived, prev.remaining, 1) * o.arrived.sub(prev.arrived)
 		m.ownAcc += own
 		m.spentAcc = max(m.spentAcc+prev.remaining-r+refill, 0)
-	case sameWin && r <= prev.remaining+0.5:
+	case sameWin && (r <= prev.remaining-0.5 || m.refills() && r <= prev.remaining+0.5):
 		// What the server counted between the two answers, against
 		// what this client sent between them. A pair alone is off by
 		// the requests that overtook each other on the way; summed
@@ -62,6 +62,17 @@ func (m *model) countShare(o observation, prev answer, r, own float64, sameWin, 
 		// server adds back what it refilled meanwhile, at its whole
 		// rate: counted as spent, or the others' spending would show
 		// less than it is and this client's share more.
+		//
+		// Where the server is not known to give back, a pair whose
+		// later answer found as much left is left out: o went out after
+		// prev's answer came, so the server counted o between the two,
+		// and finding no less, it gave back or turned unseen in between
+		// by as much as it counted. Such a pair tells nothing of what
+		// the others spent. (Counted as this client's request against
+		// nothing spent, four clients on tollbooth's token bucket, whose
+		// reset reads 1 throughout, each read as a window of a second,
+		// took such pairs for a share of 1: one paced at the whole rate,
+		// and the others' probes were refused.)
 		refill := 0.0
 		if perSec := m.limitRate(); m.refills() && perSec > 0 {
 			if !m.stated && m.ceiling > 0 {
