@@ -68,11 +68,13 @@ func (m *model) countShare(o observation, prev answer, r, own float64, sameWin, 
 		// prev's answer came, so the server counted o between the two,
 		// and finding no less, it gave back or turned unseen in between
 		// by as much as it counted. Such a pair tells nothing of what
-		// the others spent. (Counted as this client's request against
-		// nothing spent, four clients on tollbooth's token bucket, whose
-		// reset reads 1 throughout, each read as a window of a second,
-		// took such pairs for a share of 1: one paced at the whole rate,
-		// and the others' probes were refused.)
+		// the others spent. A refused o, whose pair finds nothing left
+		// after nothing, is left out with it: it took nothing (above).
+		// (Counted as this client's request against nothing spent,
+		// four clients on tollbooth's token bucket, whose reset reads 1
+		// throughout, each read as a window of a second, took such
+		// pairs for a share of 1: one paced at the whole rate, and the
+		// others' probes were refused.)
 		refill := 0.0
 		if perSec := m.limitRate(); m.refills() && perSec > 0 {
 			if !m.stated && m.ceiling > 0 {
