@@ -861,6 +861,33 @@ func TestModelUnknownWindowIsSpreadToItsSoonestReset(t *testing.T) {
 	assert.InDelta(t, safety*40*m.share, p.rate, 1e-9, "read a second: its share of the steady rate")
 }
 
+// Told the rate, the first window of a server not yet shown to be fixed
+// is paced at it, not spread to its soonest reset: a reset rounded up reads
+// the window up to a second long, and the told rate is the server's steady
+// one, which spends the window no sooner than it ends. (express-rate-limit's
+// legacy headers, 30 per 3 s, told 10/s: its first window read 3.7 s and
+// was paced at 7.3/s, 112 of 120 served in 12 s.) Zero config, the read
+// window is all there is: no faster than what is left lasts to the reset.
+func TestModelToldFirstWindowPacedAtTheToldRate(t *testing.T) {
+	for _, told := range []bool{true, false} {
+		m := testModel()
+		if told {
+			m = newModel(float64(10*time.Minute), PaceEven, 10)
+		}
+		var p plan
+		for k := 1.0; k <= 5; k++ {
+			at := 0.1 * (k - 1)
+			p = m.observe(ans(k, k, at, at+0.001, 30, 30-k, 3.7))
+		}
+		require.Equal(t, kindUnknown, m.kind)
+		if told {
+			assert.InDelta(t, safety*10, p.rate, 1e-9, "told: at the told rate's safety share")
+			continue
+		}
+		assert.LessOrEqual(t, p.rate, 25/(3.7-0.401)+1e-9, "zero config: no faster than what is left lasts to the reset")
+	}
+}
+
 func TestModelFarResetBoundedByMaxCooldown(t *testing.T) {
 	m := testModel()
 	// Remaining 1 with a reset ten years out.
