@@ -30,7 +30,9 @@ type Config struct {
 	// holds the rest for its answer. [rate.Inf] means no local limit: only the
 	// server's cooldowns hold callers back. When set, Limit is a ceiling that
 	// the server's headers may lower but never raise; [Bucket.SetLimit]
-	// replaces it. Negative and NaN values are invalid; [NewBucket] treats
+	// replaces it. Against a server whose answers state no quota, the
+	// bucket paces 1% under it once 8 answers have come at it: sent to at
+	// exactly its steady rate, a window refuses at its edge. Negative and NaN values are invalid; [NewBucket] treats
 	// them as zero.
 	Limit rate.Limit
 

@@ -330,6 +330,9 @@ func (m *model) observe(o observation) plan {
 		m.setRate(r)
 	} else if o.status < 400 {
 		m.backoffs, m.cutOpen, m.retriedEarly = 0, false, false
+		if !quota && m.told() {
+			m.nearEdge(o.arrived)
+		}
 	}
 	m.plan.flights = m.startFlights(q.Remaining >= 0)
 	m.plan.paceFirst, m.plan.firstSent = m.firstPace(o), o.sent

@@ -977,6 +977,31 @@ func TestModelToldRateRefusedAtTheEdge(t *testing.T) {
 	assert.Less(t, p.rate, 0.8*safety*10)
 }
 
+// Told 10/s by a server that states nothing, and served at that rate: from
+// its eighth answer on the pace is a hair under it, so that request n + 30
+// of a sliding log of 30 per 3 s reaches it more than a window after
+// request n, not at its edge (nearEdge). Not before, and not where the
+// caller sends less than the rate told.
+func TestModelToldRateKeptOffTheEdge(t *testing.T) {
+	m := newModel(float64(10*time.Minute), PaceEven, 10)
+	var p plan
+	for i := 1.0; i <= 7; i++ {
+		at := 0.1 * (i - 1)
+		p = m.observe(ans(i, i, at, at+0.001, -1, -1, 0))
+		require.NotEqual(t, toldEdge*10, p.rate, "answer %v: the rate told, at first", i)
+	}
+	p = m.observe(ans(8, 8, 0.7, 0.701, -1, -1, 0))
+	assert.InDelta(t, toldEdge*10, p.rate, 1e-9, "served at the rate told: a hair under it")
+
+	// Sent to at half the rate told: no edge to keep off.
+	m = newModel(float64(10*time.Minute), PaceEven, 10)
+	for i := 1.0; i <= 20; i++ {
+		at := 0.2 * (i - 1)
+		p = m.observe(ans(i, i, at, at+0.001, -1, -1, 0))
+		require.NotEqual(t, toldEdge*10, p.rate, "answer %v at 5/s", i)
+	}
+}
+
 func TestModelRetryAfterTakesPrecedence(t *testing.T) {
 	m := testModel()
 	o := ans(3, 3, 0, 0.01, 30, 0, 8)

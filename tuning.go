@@ -13,6 +13,11 @@ const (
 	// coarseSlack is the uncertainty of a whole-second reset: truncated,
 	// rounded or rounded up, and anchored to a Date of one-second resolution.
 	coarseSlack = float64(time.Second)
+	// toldEdge is the share of a rate told that a server which states
+	// nothing is paced at, once it has served edgeServed or more at that
+	// rate for a second or more (nearEdge).
+	toldEdge   = 0.99
+	edgeServed = 8
 	// smallBurst is the burst while pacing at a server's steady rate: the
 	// pace, not the bucket's capacity, is what such a server refills.
 	smallBurst = 2
