@@ -32,8 +32,8 @@ type Config struct {
 	// the server's headers may lower but never raise; [Bucket.SetLimit]
 	// replaces it. Against a server whose answers state no quota, the
 	// bucket paces 1% under it once 8 answers have come at it: sent to at
-	// exactly its steady rate, a window refuses at its edge. Negative and NaN values are invalid; [NewBucket] treats
-	// them as zero.
+	// exactly its steady rate, a window refuses at its edge. Negative and
+	// NaN values are invalid; [NewBucket] treats them as zero.
 	Limit rate.Limit
 
 	// Burst is the bucket's capacity: the most tokens it holds, and so the most

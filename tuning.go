@@ -15,7 +15,7 @@ const (
 	coarseSlack = float64(time.Second)
 	// toldEdge is the share of a rate told that a server which states
 	// nothing is paced at, once it has served edgeServed or more at that
-	// rate for a second or more (nearEdge).
+	// rate (nearEdge).
 	toldEdge   = 0.99
 	edgeServed = 8
 	// smallBurst is the burst while pacing at a server's steady rate: the
