@@ -220,18 +220,6 @@ type model struct {
 	jitter    rand.PCG
 }
 
-// An answer is what the model keeps of one observation; the zero one is none.
-type answer struct {
-	ok             bool
-	seq, remaining float64
-	sent, arrived  instant // its request's admission, its arrival
-	reset          instant
-	resetOK        bool    // the answer stated its reset
-	coarse         bool    // in whole seconds
-	zero           bool    // a delay of 0 s
-	admitted       float64 // admissions when it arrived
-}
-
 func newModel(maxCooldown float64, pace Pace, ceiling float64) model {
 	m := model{maxCooldown: maxCooldown, pace: pace, ceiling: ceiling, share: 1, srvLimit: -1}
 	m.rate = ceiling

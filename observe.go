@@ -400,3 +400,15 @@ type observation struct {
 	// second late, and was paced at 9.0/s.)
 	delayed bool
 }
+
+// An answer is what the model keeps of one observation; the zero one is none.
+type answer struct {
+	ok             bool
+	seq, remaining float64
+	sent, arrived  instant // its request's admission, its arrival
+	reset          instant
+	resetOK        bool    // the answer stated its reset
+	coarse         bool    // in whole seconds
+	zero           bool    // a delay of 0 s
+	admitted       float64 // admissions when it arrived
+}
