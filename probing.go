@@ -104,10 +104,16 @@ func (m *model) free(sent instant) {
 // still meets it (answers 100 ms away, ±50 ms: as many 429s as before), and
 // the refusal is then read as the edge (cutRate).
 func (m *model) nearEdge(now instant) {
-	elapsed := max(now.sub(m.cut), 0) / float64(time.Second)
-	if served := m.ok - m.okAtCut; served >= max(edgeServed, safety*m.ceiling*elapsed) {
+	if served, elapsed := m.sinceCut(now); served >= max(edgeServed, safety*m.ceiling*elapsed) {
 		m.setRate(toldEdge * m.ceiling)
 	}
+}
+
+// sinceCut returns what the server served (answers that were not
+// refusals) since the rate was last cut or set free, and the seconds from
+// then to now.
+func (m *model) sinceCut(now instant) (served, elapsed float64) {
+	return m.ok - m.okAtCut, max(now.sub(m.cut), 0) / float64(time.Second)
 }
 
 // discovered ends the discovery of a server that states nothing and
@@ -119,8 +125,7 @@ func (m *model) nearEdge(now instant) {
 // a time it served 10/s with no 429; unlimited after that, the 13 queued
 // went at once and 11 were refused.)
 func (m *model) discovered(now instant) {
-	elapsed := now.sub(m.cut) / float64(time.Second)
-	served := m.ok - m.okAtCut
+	served, elapsed := m.sinceCut(now)
 	if m.ceiling != 0 || elapsed <= 0 || served <= 0 {
 		return
 	}
@@ -401,8 +406,7 @@ func (m *model) earlyRetry(o observation, retryAtReset bool) (instant, bool) {
 // reports whether the 429 came at the edge: told the rate, and refused
 // while pacing at it, the first time.
 func (m *model) cutRate(o observation) (edge bool) {
-	elapsed := max(o.arrived.sub(m.cut), 0) / float64(time.Second)
-	served := m.ok - m.okAtCut // answers since the last cut that were not refusals
+	served, elapsed := m.sinceCut(o.arrived)
 	if m.told() && m.rate >= toldEdge*m.ceiling && elapsed >= 1 && served >= safety*m.ceiling*elapsed {
 		// Served at the told rate until now, and refused at it: the told
 		// rate is the server's steady rate, and a window sent to at
