@@ -92,6 +92,24 @@ func (m *model) growsAtReturns(r float64) bool {
 	return spentOut || nearlySpent
 }
 
+// stale reports whether o, an answer in the reference's window sent after
+// the reference arrived (causal), told r left, was counted before an answer
+// that has since arrived, lowered the cap, and told less left than o by
+// more than the server could have given back between them (low): sent
+// before that answer arrived, o is then no fresher than it, and may lower
+// the cap, not raise it. (A burst of 32 on throttled's GCRA bucket, told
+// 10/s, spent its idle tokens at once and was answered in another order
+// than counted: the answer to the first request counted, 28 left, came
+// after fourteen that told 13–26 left and raised the cap back, and three
+// of the burst were refused, in one table run of three.)
+func (m *model) stale(o observation, r float64, causal bool) bool {
+	if !causal || !m.low.ok || o.sent >= m.low.arrived { // sent after it: counted after it
+		return false
+	}
+	back := m.limitRate() * o.arrived.sub(m.low.arrived) / float64(time.Second)
+	return r > m.low.remaining+back+1
+}
+
 // capEnd returns when a cap that does not grow ends: the latest the window
 // that answered o may end, by o's reset (cut to MaxCooldown) of slack sl,
 // the window's length and its first answer.

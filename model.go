@@ -148,6 +148,7 @@ type model struct {
 	// ref is the answer the cap was last set from: the reference for causal
 	// comparisons. ref.ok false: none yet.
 	ref  answer
+	low  answer // of the answers since ref that lowered its cap, the one told least left (stale)
 	plan plan
 
 	// No quota headers: the rate is found by probing.
@@ -575,16 +576,20 @@ func (m *model) remaining(o observation) {
 		end = m.capEnd(o, sl)
 	}
 	switch {
-	case !hasRef || causal || newer || settled || !p.capOn || o.arrived >= p.capEnd:
+	case (!hasRef || causal || newer || settled || !p.capOn || o.arrived >= p.capEnd) && !m.stale(o, r, causal && sameWin && !settled):
 		*p = plan{rate: p.rate, burst: p.burst, alone: p.alone, capOn: true, capBase: allowed, capAt: growFrom, capGrow: grow, capEnd: end, capRef: seq,
 			tickProbe: grow > 0 && end != never}
 		m.ref = answer{ok: true, seq: seq, sent: o.sent, arrived: o.arrived, remaining: r, reset: e, resetOK: eOK, coarse: o.coarse, zero: zero, admitted: o.admitted}
+		m.low = answer{}
 	case older:
 		return // an answer from an older window says nothing of this one
 	default:
 		// Same window, not causal: it may lower the cap, never raise it.
 		if allowed < p.capSeq(o.arrived) {
 			p.capBase, p.capAt, p.capRef = allowed, growFrom, o.seq
+			if !m.low.ok || r < m.low.remaining {
+				m.low = answer{ok: true, arrived: o.arrived, remaining: r}
+			}
 		}
 	}
 	m.spread(o, e, sl)
