@@ -102,11 +102,16 @@ func (m *model) growsAtReturns(r float64) bool {
 // than counted: the answer to the first request counted, 28 left, came
 // after fourteen that told 13–26 left and raised the cap back, and three
 // of the burst were refused, in one table run of three.)
+// Of the answers that lowered the cap, low is the one told least left; the
+// server's rate (its limit over its window, or what it was measured to
+// give back, the more of the two) bounds what came back from when that
+// one's request went to o's answer. No rate known: nothing is stale.
 func (m *model) stale(o observation, r float64, causal bool) bool {
-	if !causal || !m.low.ok || o.sent >= m.low.arrived { // sent after it: counted after it
+	rate := max(m.limitRate(), m.steady())
+	if !causal || !m.low.ok || o.sent >= m.low.arrived || rate <= 0 { // sent after it: counted after it
 		return false
 	}
-	back := m.limitRate() * o.arrived.sub(m.low.arrived) / float64(time.Second)
+	back := rate * max(o.arrived.sub(m.low.sent), 0) / float64(time.Second)
 	return r > m.low.remaining+back+1
 }
 

@@ -576,7 +576,7 @@ func (m *model) remaining(o observation) {
 		end = m.capEnd(o, sl)
 	}
 	switch {
-	case (!hasRef || causal || newer || settled || !p.capOn || o.arrived >= p.capEnd) && !m.stale(o, r, causal && sameWin && !settled):
+	case (!hasRef || causal || newer || settled || !p.capOn || o.arrived >= p.capEnd) && !m.stale(o, r, causal && sameWin):
 		*p = plan{rate: p.rate, burst: p.burst, alone: p.alone, capOn: true, capBase: allowed, capAt: growFrom, capGrow: grow, capEnd: end, capRef: seq,
 			tickProbe: grow > 0 && end != never}
 		m.ref = answer{ok: true, seq: seq, sent: o.sent, arrived: o.arrived, remaining: r, reset: e, resetOK: eOK, coarse: o.coarse, zero: zero, admitted: o.admitted}
@@ -588,7 +588,7 @@ func (m *model) remaining(o observation) {
 		if allowed < p.capSeq(o.arrived) {
 			p.capBase, p.capAt, p.capRef = allowed, growFrom, o.seq
 			if !m.low.ok || r < m.low.remaining {
-				m.low = answer{ok: true, arrived: o.arrived, remaining: r}
+				m.low = answer{ok: true, sent: o.sent, arrived: o.arrived, remaining: r}
 			}
 		}
 	}
