@@ -485,7 +485,19 @@ func (b *Bucket) armLocked(now instant) {
 		at = max(b.probeLostLocked(), b.readyAtLocked(now, w.n), b.capFreeLocked(now, w.n))
 		b.q.each(func(x *waiter) { at = min(at, x.deadline) })
 	default:
+		// And at the first deadline still to come behind the head: a
+		// waiter overtaken by one of a higher priority, or behind a head
+		// that a learning bucket does not plan, is refused at its
+		// deadline (wake re-plans), not served past it when the head
+		// ends (FuzzBucket/9d2b44693a18501b: a low-priority waiter let
+		// in under MaxWait, overtaken, and served 0.15 s past it when
+		// the head's context ended).
 		at = b.plannedLocked(now, w.n)
+		b.q.each(func(x *waiter) {
+			if x.deadline > now {
+				at = min(at, x.deadline)
+			}
+		})
 	}
 	if at.sub(now) >= maxDur {
 		if b.timer != nil {
@@ -511,11 +523,7 @@ func (b *Bucket) wake() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.ownLocked()
-	if b.learning || b.flightsFull() {
-		b.replanLocked(now) // a deadline came before the answer waited for
-	} else {
-		b.dispatchLocked(now)
-	}
+	b.replanLocked(now) // a deadline may have come before the head's turn
 	b.releaseLocked(now)
 }
 
