@@ -485,13 +485,9 @@ func (b *Bucket) armLocked(now instant) {
 		at = max(b.probeLostLocked(), b.readyAtLocked(now, w.n), b.capFreeLocked(now, w.n))
 		b.q.each(func(x *waiter) { at = min(at, x.deadline) })
 	default:
-		// And at the first deadline still to come behind the head: a
-		// waiter overtaken by one of a higher priority, or behind a head
-		// that a learning bucket does not plan, is refused at its
-		// deadline (wake re-plans), not served past it when the head
-		// ends (FuzzBucket/9d2b44693a18501b: a low-priority waiter let
-		// in under MaxWait, overtaken, and served 0.15 s past it when
-		// the head's context ended).
+		// Or at the first deadline to come: an overtaken waiter is
+		// refused then (wake re-plans), not served past it when the head
+		// leaves (FuzzBucket/9d2b44693a18501b: 0.15 s past MaxWait).
 		at = b.plannedLocked(now, w.n)
 		b.q.each(func(x *waiter) {
 			if x.deadline > now {
