@@ -102,6 +102,7 @@ func (m *model) growsAtReturns(r float64) bool {
 // than counted: the answer to the first request counted, 28 left, came
 // after fourteen that told 13–26 left and raised the cap back, and three
 // of the burst were refused, in one table run of three.)
+//
 // Of the answers that lowered the cap, low is the one told least left; the
 // server's rate (its limit over its window, or what it was measured to
 // give back, the more of the two) bounds what came back from when that
