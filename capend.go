@@ -108,8 +108,11 @@ func (m *model) growsAtReturns(r float64) bool {
 // give back, the more of the two) bounds what came back from when that
 // one's request went to o's answer. No rate known: nothing is stale.
 func (m *model) stale(o observation, r float64, causal bool) bool {
+	if !causal || !m.low.ok || o.sent >= m.low.arrived { // sent after it: counted after it
+		return false
+	}
 	rate := max(m.limitRate(), m.steady())
-	if !causal || !m.low.ok || o.sent >= m.low.arrived || rate <= 0 { // sent after it: counted after it
+	if rate <= 0 {
 		return false
 	}
 	back := rate * max(o.arrived.sub(m.low.sent), 0) / float64(time.Second)

@@ -584,7 +584,8 @@ func (m *model) remaining(o observation) {
 	case older:
 		return // an answer from an older window says nothing of this one
 	default:
-		// Same window, not causal: it may lower the cap, never raise it.
+		// Same window, not causal (or stale): it may lower the cap, never
+		// raise it.
 		if allowed < p.capSeq(o.arrived) {
 			p.capBase, p.capAt, p.capRef = allowed, growFrom, o.seq
 			if !m.low.ok || r < m.low.remaining {

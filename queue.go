@@ -485,15 +485,10 @@ func (b *Bucket) armLocked(now instant) {
 		at = max(b.probeLostLocked(), b.readyAtLocked(now, w.n), b.capFreeLocked(now, w.n))
 		b.q.each(func(x *waiter) { at = min(at, x.deadline) })
 	default:
-		// Or at the first deadline to come: an overtaken waiter is
-		// refused then (wake re-plans), not served past it when the head
-		// leaves (FuzzBucket/9d2b44693a18501b: 0.15 s past MaxWait).
 		at = b.plannedLocked(now, w.n)
-		b.q.each(func(x *waiter) {
-			if x.deadline > now {
-				at = min(at, x.deadline)
-			}
-		})
+		if b.learning { // no plan to refuse by either (FuzzBucket/9d2b44693a18501b)
+			b.q.each(func(x *waiter) { at = min(at, x.deadline) })
+		}
 	}
 	if at.sub(now) >= maxDur {
 		if b.timer != nil {
@@ -519,7 +514,11 @@ func (b *Bucket) wake() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.ownLocked()
-	b.replanLocked(now) // a deadline may have come before the head's turn
+	if b.learning || b.flightsFull() {
+		b.replanLocked(now) // a deadline came before the answer waited for
+	} else {
+		b.dispatchLocked(now)
+	}
 	b.releaseLocked(now)
 }
 
