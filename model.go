@@ -443,7 +443,7 @@ func (m *model) remaining(o observation) {
 			// share of the steady rate (twice over), or all of their share
 			// of a fixed window's quota at once; and what was counted
 			// out of order (reordered).
-			others := (1-m.share)*max(2*m.steady()*max(o.arrived.sub(prev.reset), 0)/float64(time.Second), m.srvLimit) + m.reordered(o)
+			others := m.othersShare()*max(2*m.steady()*max(o.arrived.sub(prev.reset), 0)/float64(time.Second), m.srvLimit) + m.reordered(o)
 			short := m.srvLimit - 1 - (r + own)
 			// Early in the new window: soon after the old one's reset,
 			// or, where none is stated, back to full sooner than a

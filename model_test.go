@@ -2681,6 +2681,32 @@ func TestModelPooledTakesNoShare(t *testing.T) {
 	}
 }
 
+// A pooled process, one of four on a fixed window of 50 per 5 s, whose
+// share stays 1: the others spend too, and a new window found short by
+// what they spent since its turn is no sliding window's old count. Read as
+// one, its Remaining 0 capped nothing until the reset: no hold went to the
+// store, and another process's next request was refused (redisstore's
+// TestSharedAcrossProcesses, one run in three).
+func TestModelPooledWindowBornShortIsNoSlidingCount(t *testing.T) {
+	m := testModel()
+	m.pooled = true
+	// Resets every 5 s; this process sends one request in three or four
+	// the server counts.
+	left := []float64{46, 37, 36, 31, 26, 24, 18, 11, 10, 9, 3}
+	for i, r := range left {
+		at := 0.4 * float64(i)
+		m.observe(ans(float64(i+1), float64(i+1), at, at+0.02, 50, r, 5))
+	}
+	require.Equal(t, 1.0, m.share)
+	// 0.14 s into the next window, 18 already counted: the others'.
+	m.observe(ans(12, 12, 5.14, 5.16, 50, 32, 10))
+	assert.NotEqual(t, kindRefill, m.kind)
+	p := m.observe(ans(13, 13, 9.44, 9.46, 50, 0, 10))
+	assert.True(t, p.capOn)
+	assert.Equal(t, 0.0, p.capGrow, "a fixed window's count gives nothing back")
+	assert.LessOrEqual(t, p.capEnd, secs(11), "and holds until about its reset")
+}
+
 // A token bucket whose reset moves on with the clock (tollbooth's "1"),
 // drained by a burst: at nothing left, a sliding log would give nothing back
 // until a window after the burst, but this bucket gave back more than that

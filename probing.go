@@ -260,7 +260,7 @@ func (m *model) cooldown(o observation, probe bool) {
 		m.backoffs++
 		m.heldAsTold = false
 	}
-	if back, ok := m.earlyRetry(o, retryAtReset); ok && m.share == 1 && (!m.retriedEarly || !episode) {
+	if back, ok := m.earlyRetry(o, retryAtReset); ok && m.othersShare() == 0 && (!m.retriedEarly || !episode) {
 		// A lone client's first refusal, or one of a request sent before
 		// it came: no retry's. Where others share the quota, they took
 		// what came back: the refusal is no turn's.

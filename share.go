@@ -194,6 +194,26 @@ func (m *model) firstPace(o observation) bool {
 // further apart than MaxCooldown, unless d is.
 func (m *model) apart(d float64) float64 { return max(d, min(d/m.ownShare(), m.maxCooldown)) }
 
+// othersShare is the part of what the server counts that the other clients
+// take, as far as this one can tell: 1 − share. A process pooled with others
+// through a Store keeps its share at 1 (the store paces them together) and
+// so learns none of theirs: for it, the others may take all. (Taken as
+// none, a pooled process that found a new window short by what the others
+// had spent since its turn read the server as a sliding window and its
+// Remaining 0 as a count that gives back: no hold went to the store, and
+// the next process's request was refused, about one run in three of
+// redisstore's four processes on a fixed window of 50 per 5 s.)
+func (m *model) othersShare() float64 {
+	if m.pooled {
+		return 1
+	}
+	return 1 - m.share
+}
+
+// alone reports whether this client has counted enough to know that it
+// takes everything the server counts. A pooled process never is.
+func (m *model) alone() bool { return m.shareSeen && m.share >= 1 && !m.pooled }
+
 // countedEnough is how much counted tells this client's share on any
 // limit; a window of a smaller limit never counts that much (crossed,
 // reordered), and its share is told from less (updateShare).

@@ -152,7 +152,7 @@ func (m *model) logReturn(o observation) instant { return m.returnAfter(o, m.log
 func (m *model) sureReturn(o observation, r float64) instant {
 	hold := m.logHold(o) - o.arrived.sub(o.sent)
 	back := m.returnAfter(o, hold, &m.sends.answered)
-	if m.shareSeen && m.share >= 1 && back > o.arrived {
+	if m.alone() && back > o.arrived {
 		all := func(int) bool { return true }
 		if i, ok := m.sends.newest(int(math.Ceil(m.srvLimit-r)), all); ok {
 			back = max(back, m.sends.answered[i].add(hold))
@@ -218,7 +218,7 @@ func (l *sendLog) returned(hold float64, from, to instant) float64 {
 func (m *model) othersReturned(prev answer, o observation, refill float64) float64 {
 	hold := m.logHold(o)
 	if hold <= 0 || !m.sends.complete(prev.arrived.add(-hold)) {
-		return (1 - m.share) * refill
+		return m.othersShare() * refill
 	}
 	others := max(m.srvLimit-prev.remaining-m.sends.held(hold, prev.sent, prev.arrived), 0)
 	return min(others, others*o.arrived.sub(prev.arrived)/hold)
@@ -260,7 +260,7 @@ func (m *model) weighLog(o observation, prev answer, r, own float64) bool {
 	}
 	back := r - prev.remaining + own
 	logged := m.logReturns(prev.arrived, o)
-	if m.shareSeen && m.share >= 1 && back > logged+1 {
+	if m.alone() && back > logged+1 {
 		m.notLog = true
 		return false
 	}

@@ -108,7 +108,7 @@ func (m *model) emptiesAsALog(o observation, d float64) bool {
 		m.gcra.r, m.gcra.d = r, d
 		return false
 	}
-	if !m.fullAt || !m.shareSeen || m.share < 1 || hi.r-lo.r < l/4 {
+	if !m.fullAt || !m.alone() || hi.r-lo.r < l/4 {
 		return false
 	}
 	gcra := lo.d * (l - hi.r) / (l - lo.r) // the reset GCRA would state with hi.r left

@@ -83,9 +83,13 @@ func TestSharedAcrossProcesses(t *testing.T) {
 
 	st := srv.Stats()
 	lateRefused := 0
+	var refusedAt []int // the seconds of the 429s, for the log
 	for _, p := range st.Series {
 		if time.Duration(p.Second)*time.Second >= quotaWindow {
 			lateRefused += p.Refused
+		}
+		if p.Refused > 0 {
+			refusedAt = append(refusedAt, p.Second)
 		}
 	}
 	windows := float64(runFor / quotaWindow)
@@ -94,8 +98,8 @@ func TestSharedAcrossProcesses(t *testing.T) {
 	for _, r := range reports {
 		least, most = min(least, r.OK), max(most, r.OK)
 	}
-	t.Logf("%d processes × %d goroutines, %d per %v: server admitted %d, refused %d (%d after the first window); %.1f%% of the quota used; per process %+v",
-		processes, goroutines, quotaLimit, quotaWindow, st.Admitted, st.Refused, lateRefused, 100*used, reports)
+	t.Logf("%d processes × %d goroutines, %d per %v: server admitted %d, refused %d (%d after the first window; in seconds %v); %.1f%% of the quota used; per process %+v",
+		processes, goroutines, quotaLimit, quotaWindow, st.Admitted, st.Refused, lateRefused, refusedAt, 100*used, reports)
 	assert.LessOrEqual(t, lateRefused, st.Total()/100, "429s after the first window: at most 1%")
 	assert.GreaterOrEqual(t, used, 0.85, "share of the quota used")
 	assert.Positive(t, least, "every process gets a share (least %d, most %d)", least, most)
