@@ -159,18 +159,19 @@ type model struct {
 	slowStart bool    // rmax is a guess, not measured: double instead of curving
 	// first: the first 429 came from unthrottled, and nothing succeeded
 	// since; firstOK requests succeeded from firstAt up to it, a request a
-	// second or more if ladder (its hold is firstProbe's).
-	first, ladder bool
-	firstAt       instant
-	firstOK       float64
-	backoffs      int     // cooldowns in a row that the server gave no end for
-	cutOpen       bool    // cut since the last success: another 429 backs off but does not cut
-	cut           instant // when the rate was last cut or set free, or the first hold's probe succeeded; a 429 for a request sent before it is of the same episode
-	ok            float64 // answers that were not refusals
-	okAtCut       float64 // ok when cut was set
-	holdEnd       instant // the end of the last hold the model planned
-	plateau       instant // when the curve last took its plateau (t = k there)
-	okAtPlateau   float64 // ok then
+	// second or more if ladder (its hold is firstProbe's), and the
+	// request sent at firstRefused was the first refused.
+	first, ladder         bool
+	firstAt, firstRefused instant
+	firstOK               float64
+	backoffs              int     // cooldowns in a row that the server gave no end for
+	cutOpen               bool    // cut since the last success: another 429 backs off but does not cut
+	cut                   instant // when the rate was last cut or set free, or the first hold's probe succeeded; a 429 for a request sent before it is of the same episode
+	ok                    float64 // answers that were not refusals
+	okAtCut               float64 // ok when cut was set
+	holdEnd               instant // the end of the last hold the model planned
+	plateau               instant // when the curve last took its plateau (t = k there)
+	okAtPlateau           float64 // ok then
 	// retriedEarly: the last refusal, from a sliding window, was retried
 	// before the end it was given (cooldown); a success clears it.
 	retriedEarly bool

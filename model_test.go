@@ -2107,6 +2107,47 @@ func TestModelFirstHoldProbesAtWindowLengths(t *testing.T) {
 	}
 }
 
+// Answers 110 ms away, one at a time: a fixed window of 30 per 3 s from the
+// first request lasts into its second window before it refuses. The first
+// hold probes that window's end, not the next length (10 s), which cost
+// ulule-bare half its run in half the runs with 100 ms round trips.
+func TestModelFirstHoldProbesTheEndOfALaterWindow(t *testing.T) {
+	mod := testModel()
+	m := &mod
+	const rtt = 0.11
+	seq := 0.0
+	send := func(at float64, status int) plan {
+		seq++
+		o := ans(seq, seq, at, at+rtt, -1, -1, 0)
+		o.status = status
+		return m.observe(o)
+	}
+	at := 0.0
+	for ; at < 5.9; at += rtt {
+		send(at, http.StatusOK)
+	}
+	p := send(at, http.StatusTooManyRequests)
+	require.True(t, p.holdOn)
+	end := 6 * (1 + probeMargin)
+	assert.Greater(t, p.hold, secs(end), "after the second window's end")
+	assert.Less(t, p.hold, secs(end+3*rtt), "within a gap between sends and a latency of it")
+	assert.Equal(t, float64(3*time.Second), m.cycle)
+
+	// A burst, then requests 2.5 s apart: windows of 1 and 2 s may have
+	// ended unseen in the gaps, and one of 3 s may have begun with the
+	// request at 4.5 s, not at 3 s.
+	mod = testModel()
+	seq = 0
+	for range 20 {
+		send(0, http.StatusOK)
+	}
+	send(2.5, http.StatusOK)
+	send(4.5, http.StatusOK)
+	p = send(5.9, http.StatusTooManyRequests)
+	assert.Equal(t, float64(3*time.Second), m.cycle)
+	assert.GreaterOrEqual(t, p.hold, secs(4.5+3), "the end of a window opened at 4.5 s")
+}
+
 // A window of 30 per 3 s that states nothing, found by the first hold at
 // 3 s, is held to its ends, counted from the request that began each (the
 // probe after a hold, or the first sent past the last end), once it served

@@ -93,6 +93,29 @@ func (l *sendLog) complete(t instant) bool {
 	return slices.Min(l.at[:]) <= t
 }
 
+// longestGap returns the longest time between two requests sent one after
+// the other in [from, to], and from the last of them to to, and whether the
+// log holds every request sent since from.
+func (l *sendLog) longestGap(from, to instant) (float64, bool) {
+	if !l.complete(from) {
+		return 0, false
+	}
+	var sent [sendLogSize]instant
+	k := 0
+	for i := range min(l.n, sendLogSize) {
+		if t := l.at[i]; t >= from && t <= to {
+			sent[k] = t
+			k++
+		}
+	}
+	slices.Sort(sent[:k])
+	last, gap := from, 0.0
+	for _, t := range sent[:k] {
+		gap, last = max(gap, t.sub(last)), t
+	}
+	return max(gap, to.sub(last)), true
+}
+
 // newest returns the index of the nth newest, by its send, of the
 // requests the log holds that keep takes, and whether it holds n of them.
 // It sorts on the stack, not the log itself.
