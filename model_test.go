@@ -267,6 +267,22 @@ func TestModelToldRateGivesARemainingOnlyWindow(t *testing.T) {
 		m.observe(ans(12, 12, 2.006, 2.007, -1, 9, 0))
 		assert.Equal(t, sec, m.winLen, "the window the rate gives the limit")
 	})
+	t.Run("told, at the rate on a sliding counter", func(t *testing.T) {
+		// HAProxy's request rate of 10 per 1 s, sent to at 10/s: the
+		// 11th request, at the told window's end, is counted and finds
+		// 0 left again. The server gives back as it counts; no window
+		// is read yet, and the rate told is the steady one: the cap
+		// grows at it, not held to a second later (a hold of a second,
+		// then what the queue saved at once, which the counter weighed
+		// for two seconds: 91–93 of 120 served in 12 s, 111 so).
+		m := newModel(float64(10*time.Minute), PaceEven, 10)
+		firstWindow(&m)
+		p := m.observe(ans(11, 11, 1.001, 1.002, -1, 0, 0))
+		require.Equal(t, kindRefill, m.kind)
+		assert.Positive(t, p.capGrow, "a cap that grows")
+		assert.GreaterOrEqual(t, p.capSeq(secs(1.25)), 12.0, "the next request within a quarter second")
+		assert.LessOrEqual(t, p.rate, 10.0, "no faster than told")
+	})
 	t.Run("told above the server's rate", func(t *testing.T) {
 		// Told 50/s, the window would be 0.2 s; the server counted a
 		// request sent 0.9 s into its window in it: the window is

@@ -498,6 +498,15 @@ func (m *model) steady() float64 {
 		return m.avail
 	}
 	r := m.limitRate()
+	if r == 0 && m.toldWindow() > 0 {
+		// No window read yet: the rate told is the steady rate. (Left at
+		// 0, a cap on a server that gives back and states no reset did
+		// not grow: HAProxy's request rate, told 10/s and found at 0 left
+		// at that pace, was held to the told window's end and then sent
+		// what the queue had saved at once: 91–93 of 120 served in 12 s,
+		// 111 so.)
+		return m.ceiling
+	}
 	if r == 0 {
 		return 0
 	}
