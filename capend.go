@@ -105,8 +105,9 @@ func (m *model) growsAtReturns(r float64) bool {
 //
 // Of the answers that lowered the cap, low is the one told least left; the
 // server's rate (its limit over its window, or what it was measured to
-// give back, the more of the two) bounds what came back from when that
-// one's request went to o's answer. No rate known: nothing is stale.
+// give back, the more of the two; before any window is read, a rate told)
+// bounds what came back from when that one's request went to o's answer.
+// No rate known: nothing is stale.
 func (m *model) stale(o observation, r float64, causal bool) bool {
 	if !causal || !m.low.ok || o.sent >= m.low.arrived { // sent after it: counted after it
 		return false

@@ -488,23 +488,23 @@ func (m *model) told() bool { return m.ceiling > 0 && !math.IsInf(m.ceiling, 1) 
 
 // steady is the server's limit per second as this client may use it, 0
 // when not known: for a bucket-like server the rate its tokens come back
-// at once measured, else the limit over the window. A window inferred from
-// whole-second resets may be up to a second shorter than it reads (the
-// longest reset − arrival, rounded up: Flask-Limiter's Unix reset, its
-// second plus one, reads a 3 s window as 4 s); a rate told (Config.Limit)
-// between the two is the server's steady rate.
+// at once measured, else the limit over the window, or before any window
+// is read, a rate told (Config.Limit). A window inferred from whole-second
+// resets may be up to a second shorter than it reads (the longest reset −
+// arrival, rounded up: Flask-Limiter's Unix reset, its second plus one,
+// reads a 3 s window as 4 s); a rate told between the two is the server's
+// steady rate.
 func (m *model) steady() float64 {
 	if m.bucket && m.avail > 0 {
 		return m.avail
 	}
 	r := m.limitRate()
 	if r == 0 && m.toldWindow() > 0 {
-		// No window read yet: the rate told is the steady rate. (Left at
-		// 0, a cap on a server that gives back and states no reset did
-		// not grow: HAProxy's request rate, told 10/s and found at 0 left
-		// at that pace, was held to the told window's end and then sent
-		// what the queue had saved at once: 91–93 of 120 served in 12 s,
-		// 111 so.)
+		// Left at 0, a cap on a server that gives back and states no
+		// reset did not grow: HAProxy's request rate, told 10/s and
+		// found at 0 left at that pace, was held to the told window's
+		// end and then sent what the queue had saved at once: 91–93 of
+		// 120 served in 12 s, 111 so.
 		return m.ceiling
 	}
 	if r == 0 {

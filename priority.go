@@ -144,6 +144,14 @@ func (q *queue) ahead(i int) int {
 	return n
 }
 
+// firstDeadline returns the soonest deadline of a waiter in the queue:
+// never if none has one.
+func (q *queue) firstDeadline() instant {
+	at := never
+	q.each(func(w *waiter) { at = min(at, w.deadline) })
+	return at
+}
+
 // last returns the waiter that would be served last, nil if none.
 func (q *queue) last() *waiter {
 	for i := range levels {

@@ -348,21 +348,22 @@ func (m *model) firstProbe(now instant) instant {
 	// The soonest end: of the first length not yet past, or of a window
 	// of a shorter length that has turned since (laterEnd).
 	var soonest instant
-	var length time.Duration
+	var length time.Duration // 0: none found
 	for _, w := range windowLengths {
 		at, ok := after(w), true
-		if at <= now {
+		passed := at <= now
+		if passed {
 			at, ok = m.laterEnd(w, now)
 			ok = ok && w != counterProbe // no length windows are given
 		}
-		if ok && (soonest == 0 || at < soonest) {
+		if ok && (length == 0 || at < soonest) {
 			soonest, length = at, w
 		}
-		if after(w) > now {
+		if !passed {
 			break
 		}
 	}
-	if soonest == 0 {
+	if length == 0 {
 		return now.add(max(2*now.sub(m.firstAt), minProbeGap))
 	}
 	if soonest <= now.add(m.maxCooldown) && length != counterProbe {

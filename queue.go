@@ -477,17 +477,17 @@ func (b *Bucket) armLocked(now instant) {
 		// given up for lost is still in flight: woken for that, the head
 		// found the flights full and was woken again at the same instant,
 		// for good (FuzzBucket/0e29a1fb93961aed).
-		b.q.each(func(x *waiter) { at = min(at, x.deadline) })
+		at = min(at, b.q.firstDeadline())
 	case b.learning && b.probing > 0:
 		// No plan before the probe's answer: wake at the first deadline,
 		// so that nobody waits beyond MaxWait for that answer, or when the
 		// probe is given up for lost.
 		at = max(b.probeLostLocked(), b.readyAtLocked(now, w.n), b.capFreeLocked(now, w.n))
-		b.q.each(func(x *waiter) { at = min(at, x.deadline) })
+		at = min(at, b.q.firstDeadline())
 	default:
 		at = b.plannedLocked(now, w.n)
 		if b.learning { // no plan to refuse by either (FuzzBucket/9d2b44693a18501b)
-			b.q.each(func(x *waiter) { at = min(at, x.deadline) })
+			at = min(at, b.q.firstDeadline())
 		}
 	}
 	if at.sub(now) >= maxDur {
