@@ -13,11 +13,14 @@ import (
 //
 // A bucket in a store is named by its key and described, on every call, by the
 // limit and burst of the calling process's [Bucket]: the store keeps only the
-// state (when the bucket will be full again, and until when it is held), and
-// changes it atomically. Times are the store's own clock, so the clocks of the
-// processes need not agree. A store must be safe for concurrent use; its
-// methods should return promptly with an error when the store is unreachable,
-// since the caller then falls back to limiting locally.
+// state (how many tokens the bucket held at an instant, and until when it is
+// held), and changes it atomically. Each caller reads the tokens as refilled at
+// its own limit since that instant, so a correction means the same count to
+// every process when it is made, however fast each paces. Times are the store's
+// own clock, so the clocks of the processes need not agree. A store must be
+// safe for concurrent use; its methods should return promptly with an error
+// when the store is unreachable, since the caller then falls back to limiting
+// locally.
 type Store interface {
 	// Take takes n tokens from the bucket key, which refills at limit tokens
 	// per second up to burst tokens (a new bucket is full), if they are there

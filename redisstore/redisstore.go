@@ -3,10 +3,11 @@
 // quota.
 //
 // A [Store] implements [throttle.Store]. It keeps no state of its own: each
-// bucket is one Redis hash holding two instants in Redis's own clock, and
-// every change is one Lua script run atomically on the server. The limit and
-// burst come from the calling process on each call, so replicas that agree on
-// them need no other coordination, and their clocks need not agree.
+// bucket is one Redis hash holding a token count and two instants in Redis's
+// own clock, and every change is one Lua script run atomically on the server.
+// The limit and burst come from the calling process on each call, so replicas
+// that agree on them need no other coordination, and their clocks need not
+// agree.
 //
 // # Cost
 //
@@ -19,15 +20,19 @@
 //
 // The bucket named key lives in the hash "{Prefix:key}" (see [Store.Key]).
 // The braces are a Redis Cluster hash tag: the whole bucket is in one slot,
-// so the store works unchanged on a cluster client. The hash has two fields,
-// tat and hold, in microseconds since 1970 of Redis time, and expires once
+// so the store works unchanged on a cluster client. The hash has three
+// fields: tokens, the count at the instant at, and hold, the instants in
+// microseconds since 1970 of Redis time. Each caller reads the count as
+// refilled at its own limit since at, so a correction reads as the same count
+// to every process at once, whatever rate each paces at. The hash expires once
 // the bucket would be full again and any hold is over (plus a second), so idle
-// buckets vanish; a missing bucket is full.
+// buckets vanish; a missing bucket is full. A hash of an earlier version of
+// this package, which kept only the instant the bucket is full again (tat),
+// is read from that and rewritten in the new form.
 //
-// The scripts compute in doubles, which resolve instants near 1.8e15µs to a
-// quarter of a microsecond: rates above a million tokens per second are
-// counted approximately, and above eight million not at all (the bucket
-// admits everything, as with [rate.Inf]).
+// The scripts compute in doubles, exact for instants in microseconds; TIME
+// resolves a microsecond, so a rate above a million tokens per second refills
+// in steps of a microsecond.
 //
 // # Failures
 //
@@ -97,10 +102,9 @@ type Options struct {
 }
 
 // A Store keeps token buckets in Redis for several processes to share. It
-// implements [throttle.Store] with the same arithmetic as [throttle.Bucket]
-// (GCRA: a bucket is the instant it will be full again), evaluated in Redis
-// by Lua scripts against Redis's clock, so that every change is atomic and
-// the processes' clocks do not matter.
+// implements [throttle.Store] with a token bucket kept as a count at an
+// instant, evaluated in Redis by Lua scripts against Redis's clock, so that
+// every change is atomic and the processes' clocks do not matter.
 //
 // A Store is safe for concurrent use, holds nothing but its configuration,
 // and costs one round trip per call. Create one with [New]; a nil or zero

@@ -283,10 +283,11 @@ func TestStorage(t *testing.T) {
 	require.NoError(t, err)
 	f, err := c.HGetAll(ctx, s.Key("k")).Result()
 	require.NoError(t, err)
-	tatMicros, err := strconv.ParseFloat(f["tat"], 64)
-	require.NoError(t, err, "field tat = %q", f["tat"])
-	ahead := time.Duration(tatMicros)*time.Microsecond - time.Duration(now.UnixMicro())*time.Microsecond
-	require.Truef(t, 3*time.Second < ahead && ahead <= 4*time.Second, "tat is %v ahead of Redis TIME, want 4 intervals (4s) less the time since", ahead)
+	require.Equal(t, "6", f["tokens"], "10 tokens less the 4 taken")
+	atMicros, err := strconv.ParseFloat(f["at"], 64)
+	require.NoError(t, err, "field at = %q", f["at"])
+	since := time.Duration(now.UnixMicro()-int64(atMicros)) * time.Microsecond
+	require.Truef(t, 0 <= since && since < time.Second, "at is %v before Redis TIME, want the instant of the take", since)
 
 	ttl, err := c.PTTL(ctx, s.Key("k")).Result()
 	require.NoError(t, err)
@@ -357,6 +358,58 @@ func (h argsHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 }
 func (h argsHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
+}
+
+// A correction reads as the same count to every caller when it is made,
+// whatever rate each refills at: a slow process's answer lowers a fast
+// process's bucket to what the server said, not to a count scaled by the
+// ratio of their rates.
+func TestCorrectionReadsAlikeAtEveryRate(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	const burst = 10
+	correct(t, s, "k", throttle.Correction{Limit: 1, Burst: burst, SetTokens: true, Tokens: 2})
+	// At 4 per second, from the same 2 tokens: a GCRA instant ("full again
+	// in 8 s") would read as 10 - 8·4 = -22 tokens at this rate.
+	require.Zero(t, take(t, s, "k", 2, 4, burst), "the 2 tokens the correction left, at a faster rate")
+	requireWait(t, take(t, s, "k", 1, 4, burst), 0, 250*time.Millisecond)
+	// And at the slow rate, the same empty bucket.
+	requireWait(t, take(t, s, "k", 1, 1, burst), 500*time.Millisecond, time.Second)
+}
+
+// A bucket that an earlier version of the package wrote as tat, the instant
+// it is full again, is read from that and rewritten as a count.
+func TestStorageFromTat(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := t.Context()
+	now, err := c.Time(ctx).Result()
+	require.NoError(t, err)
+	// Full again in 4.5 s at 1 per second: 5.5 of 10 tokens.
+	tat := now.Add(4500 * time.Millisecond).UnixMicro()
+	require.NoError(t, c.HSet(ctx, s.Key("k"), "tat", tat, "hold", 0).Err())
+	require.Zero(t, take(t, s, "k", 5, 1, 10))
+	requireWait(t, take(t, s, "k", 1, 1, 10), 0, 500*time.Millisecond)
+	f, err := c.HGetAll(ctx, s.Key("k")).Result()
+	require.NoError(t, err)
+	require.NotContains(t, f, "tat", "rewritten as a count")
+	require.Contains(t, f, "tokens")
+}
+
+// A hold alone leaves the tokens as they are and the bucket's expiry no
+// earlier than the tokens need.
+func TestHoldKeepsTokens(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := t.Context()
+	require.Zero(t, take(t, s, "k", 5, 1, 10)) // full again in 5 s
+	correct(t, s, "k", throttle.Correction{Hold: 100 * time.Millisecond})
+	ttl, err := c.PTTL(ctx, s.Key("k")).Result()
+	require.NoError(t, err)
+	require.Truef(t, 4*time.Second < ttl, "PTTL = %v, want the 5 s the tokens need, not the hold's", ttl)
+	time.Sleep(150 * time.Millisecond)
+	require.Zero(t, take(t, s, "k", 5, 1, 10), "the 5 tokens left before the hold")
+	requireWait(t, take(t, s, "k", 1, 1, 10), 500*time.Millisecond, time.Second)
 }
 
 // A killed server fails calls promptly, and a restarted one serves them
