@@ -319,11 +319,16 @@ func (b *Bucket) ownAtLocked(now instant) instant {
 
 // endLocked ends the hold or the cap whose end has come: after a cooldown,
 // and when the window a cap was for has ended, one request goes first, its
-// answer telling whether the server is ready for more, and how much.
+// answer telling whether the server is ready for more, and how much. With a
+// Store and a rate, the store meters the first requests instead: it does
+// not refill while held, and each process's probe, taken here, would go at
+// the same instant as the others' (four processes on httprate's counter:
+// three probes at once at a window's turn, three 429s, and 3 s held).
+// Without a rate the store admits all but a hold: the probe stays.
 func (b *Bucket) endLocked(now instant) {
 	if b.probe && now >= b.hold || b.capOn && now >= b.capEnd {
 		b.probe, b.capOn = false, false
-		b.learning, b.probing = true, 0
+		b.learning, b.probing = b.store == nil || b.limit == rate.Inf, 0
 	}
 }
 

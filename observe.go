@@ -186,7 +186,7 @@ func (b *Bucket) observe(status int, q Quota, f *Flight, now instant) {
 				o.reset, o.coarse, o.delayed = end, false, false
 			}
 		}
-		b.applyLocked(now, b.model.observe(o))
+		b.applyLocked(now, b.model.observe(o), o.sent)
 	}
 	b.replanLocked(now)
 	b.releaseLocked(now)
@@ -235,9 +235,9 @@ func wholeSeconds(ns float64) bool {
 	return frac < float64(time.Millisecond) || frac > float64(time.Second-time.Millisecond)
 }
 
-// applyLocked makes the gate enforce the model's plan. It requires the state
-// owned.
-func (b *Bucket) applyLocked(now instant, p plan) {
+// applyLocked makes the gate enforce the model's plan, made from the answer
+// to a request sent at sent. It requires the state owned.
+func (b *Bucket) applyLocked(now instant, p plan, sent instant) {
 	if p.capOn && p.capEnd > now {
 		// A correction: the server allows less than the bucket would admit.
 		if tokens, left := b.tokensNowLocked(now), p.capSeq(now)-float64(b.count())-b.flying.before(p.capRef); left < tokens {
@@ -263,14 +263,21 @@ func (b *Bucket) applyLocked(now instant, p plan) {
 	}
 	b.capOn, b.capBase, b.capAt, b.capGrow, b.capEnd, b.capRef = p.capOn, p.capBase, p.capAt, p.capGrow, p.capEnd, p.capRef
 	if b.store != nil && p.capOn && p.capEnd > now {
-		// Only lower the shared tokens: this process's count leaves out
-		// the other processes', so a raise could overshoot; the rate
-		// refills the store. The store, not the cap, is a shared bucket's
-		// budget: a spent cap becomes a hold, which the store shares.
+		// Only lower the shared tokens: this process's count leaves out the
+		// other processes', so a raise could overshoot; the rate refills the
+		// store. The store, not the cap, is a shared bucket's budget: a spent
+		// cap becomes a spent hold, which the store shares until an answer to a
+		// request sent after it says otherwise (the Correction's Spent and
+		// Sent). Shared as a hold that never shortens, one process's Remaining 0
+		// until a sliding log's whole-window reset held every process for it,
+		// while another's probe had been told 5 left (Flask-Limiter's log, four
+		// processes: 74–91 of 120 served in 12 s).
 		left := b.capLeftLocked(now)
 		b.corr.SetTokens, b.corr.Tokens, b.corrReady = true, left, true
+		b.corr.Spent, b.corrSent = 0, sent
 		if left < 1 && p.capEnd != never {
-			b.holdUntilLocked(now, p.capEnd)
+			end, _ := b.holdHereLocked(now, p.capEnd)
+			b.corr.Spent = max(time.Duration(end-now), 0)
 		}
 	}
 	if p.holdOn && p.hold > now {
@@ -348,25 +355,32 @@ func (b *Bucket) setLimitLocked(now instant, r rate.Limit) {
 	}
 }
 
-// holdUntilLocked holds every caller until t, capped by MaxCooldown; the first
-// request after the hold goes alone and the others wait for its answer. It
-// requires the state owned.
+// holdUntilLocked holds every caller until t, capped by MaxCooldown, and
+// with a Store every process (Correction.Hold); the first request after the
+// hold goes alone and the others wait for its answer. It requires the state
+// owned.
 func (b *Bucket) holdUntilLocked(now, t instant) {
+	if t, longer := b.holdHereLocked(now, t); longer && b.store != nil {
+		b.corr.Hold, b.corrReady = max(b.corr.Hold, time.Duration(t-now)), true
+	}
+}
+
+// holdHereLocked is holdUntilLocked for this process alone. It returns the
+// hold's end, capped, and whether it lengthened the hold.
+func (b *Bucket) holdHereLocked(now, t instant) (instant, bool) {
 	if now >= b.hold {
 		b.holdFrom = now
 	}
 	t = min(t, b.holdFrom.add(b.maxCooldown))
 	if t <= b.hold {
-		return
+		return t, false
 	}
 	if now >= b.hold {
 		b.stats.cooldowns++
 		b.noteLocked(Event{Kind: EventCooldown, Until: b.wall(t)})
 	}
 	b.hold, b.probe = t, true
-	if b.store != nil {
-		b.corr.Hold, b.corrReady = max(b.corr.Hold, time.Duration(t-now)), true
-	}
+	return t, true
 }
 
 // An observation is one answer, as the model sees it. Instants are on the

@@ -32,6 +32,7 @@ type shared struct {
 	degraded  bool    // limiting locally since the last store error
 	fallback  instant // theoretical arrival time of the local share
 	corr      Correction
+	corrSent  instant // when the request went whose answer corr carries
 	corrReady bool
 }
 
@@ -264,10 +265,14 @@ func (b *Bucket) sendCorrection() {
 		b.mu.Unlock()
 		return
 	}
+	now := b.ownLocked()
 	c := b.corr
 	c.Limit, c.Burst = b.limit, b.burst
+	if c.SetTokens {
+		c.Sent = max(time.Duration(now.sub(b.corrSent)), 1)
+	}
 	b.corr, b.corrReady = Correction{}, false
-	down := b.ownLocked() < b.down
+	down := now < b.down
 	b.mu.Unlock()
 	if down || !c.SetTokens && c.Hold == 0 {
 		return
@@ -275,7 +280,7 @@ func (b *Bucket) sendCorrection() {
 	err := b.store.Correct(context.Background(), b.key, c)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.ownLocked()
+	now = b.ownLocked()
 	if err != nil {
 		b.storeFailedLocked(now, err)
 		return

@@ -15,75 +15,32 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// memStore is a Store in memory, as redisstore keeps one (a token count at an
-// instant, read at each caller's rate), for tests in virtual time. fail makes
-// every call fail, as an unreachable store.
+// memStore is a MemoryStore that counts its calls, and fails every one
+// while fail is set, as an unreachable store.
 type memStore struct {
-	mu      sync.Mutex
-	buckets map[string]memBucket
-	calls   atomic.Int64
-	fail    atomic.Bool
+	MemoryStore
+	calls atomic.Int64
+	fail  atomic.Bool
 }
 
-type memBucket struct {
-	tokens   float64
-	at, hold time.Time
-	written  bool // false: full
-}
-
-func newMemStore() *memStore {
-	return &memStore{buckets: map[string]memBucket{}}
-}
+func newMemStore() *memStore { return &memStore{} }
 
 var errDown = errors.New("memstore: down")
 
-// have returns the tokens of b at now for a caller at limit and burst.
-func (b memBucket) have(now time.Time, limit rate.Limit, burst int) float64 {
-	if !b.written || limit == rate.Inf {
-		return float64(burst)
-	}
-	return min(float64(burst), b.tokens+now.Sub(b.at).Seconds()*float64(limit))
-}
-
-func (m *memStore) Take(_ context.Context, key string, n int, limit rate.Limit, burst int) (time.Duration, error) {
+func (m *memStore) Take(ctx context.Context, key string, n int, limit rate.Limit, burst int) (time.Duration, error) {
 	m.calls.Add(1)
 	if m.fail.Load() {
 		return 0, errDown
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now, b := time.Now(), m.buckets[key]
-	if now.Before(b.hold) {
-		return b.hold.Sub(now), nil
-	}
-	if limit == rate.Inf {
-		return 0, nil
-	}
-	have := b.have(now, limit, burst)
-	if short := float64(n) - have; short > 0 {
-		return time.Duration(short / float64(limit) * float64(time.Second)), nil
-	}
-	b.tokens, b.at, b.written = have-float64(n), now, true
-	m.buckets[key] = b
-	return 0, nil
+	return m.MemoryStore.Take(ctx, key, n, limit, burst)
 }
 
-func (m *memStore) Correct(_ context.Context, key string, c Correction) error {
+func (m *memStore) Correct(ctx context.Context, key string, c Correction) error {
 	m.calls.Add(1)
 	if m.fail.Load() {
 		return errDown
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now, b := time.Now(), m.buckets[key]
-	if c.SetTokens && c.Limit != rate.Inf {
-		b.tokens, b.at, b.written = min(b.have(now, c.Limit, c.Burst), c.Tokens), now, true
-	}
-	if h := now.Add(c.Hold); c.Hold > 0 && h.After(b.hold) {
-		b.hold = h
-	}
-	m.buckets[key] = b
-	return nil
+	return m.MemoryStore.Correct(ctx, key, c)
 }
 
 func TestSharedBucketsShareOneQuota(t *testing.T) {
@@ -131,6 +88,32 @@ func TestSharedCorrectionReachesOthers(t *testing.T) {
 		assert.True(t, b.Allow())
 		assert.True(t, b.Allow())
 		assert.False(t, b.Allow(), "the server said 2 left, through a's answer")
+	})
+}
+
+// One process told nothing is left until a reset holds every process
+// (Correction.Spent), until an answer to a request sent since tells
+// another that the server gives again: a sliding window's reset, stated as
+// a whole window, is not when it gives back. As a refusal's hold, which
+// never shortens, it held them all to the reset. A store held does not
+// refill: the tokens come back at the rate from the hold's end.
+func TestSharedSpentHoldEndsOnNewerAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := newMemStore()
+		cfg := Config{Limit: 10, Burst: 10, Name: "api", Store: store}
+		a, b, c := NewBucket(cfg), NewBucket(cfg), NewBucket(cfg)
+		for _, bk := range []*Bucket{a, b, c} {
+			require.True(t, bk.Allow())
+		}
+		a.ObserveQuota(http.StatusOK, Quota{Limit: 30, Remaining: 0, Reset: time.Now().Add(3 * time.Second)})
+		assert.False(t, c.Allow(), "nothing left until the reset, said a's answer")
+		time.Sleep(500 * time.Millisecond)
+		assert.False(t, c.Allow(), "still held")
+		b.ObserveQuota(http.StatusOK, Quota{Limit: 30, Remaining: 5, Reset: time.Now().Add(3 * time.Second)})
+		// The store did not refill while held: its tokens come back at
+		// the rate from now, one in a tenth of a second.
+		time.Sleep(100 * time.Millisecond)
+		assert.True(t, c.Allow(), "b's newer answer: 5 left")
 	})
 }
 

@@ -2,6 +2,8 @@ package throttle
 
 import (
 	"context"
+	"math"
+	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -49,5 +51,103 @@ type Correction struct {
 
 	// Hold, if positive, holds the bucket for that long from now: no Take
 	// succeeds until it ends. A hold never shortens one already in place.
+	// It is a refusal's cooldown. A held bucket (Hold or Spent) does not
+	// refill until the hold ends: what it would have filled meanwhile,
+	// spent at once when the hold ends, is what the server refused.
 	Hold time.Duration
+
+	// Spent, if positive, says the server has nothing left for that long
+	// from now (Remaining 0 until its reset): no Take succeeds until it
+	// ends. Unlike Hold, newer news replaces it. Sent, if positive, is how
+	// long before the correction the request was sent whose answer it
+	// carries; with SetTokens, a correction whose request was sent after
+	// the spent hold was set replaces it with its own Spent (0 ends it):
+	// the server has answered since, and its answer is the newer word (a
+	// sliding window that gave back before the reset it stated). One whose
+	// request was sent before it, or with Sent 0, only lengthens it.
+	Spent time.Duration
+	Sent  time.Duration
+}
+
+// MemoryStore is a [Store] in memory, with the semantics of
+// redisstore's: each bucket is a token count at an instant, which each
+// caller refills at its own limit, and the holds. Buckets in one process
+// that share a MemoryStore share a quota as processes on one Redis do:
+// for tests of code that uses [Config.Store], and for Transports that
+// cannot share one Bucket. It keeps every bucket it is asked about. The
+// zero value is ready to use; a MemoryStore must not be copied after first
+// use.
+type MemoryStore struct {
+	mu      sync.Mutex
+	buckets map[string]memoryBucket
+}
+
+type memoryBucket struct {
+	tokens  float64
+	at      time.Time // tokens counted then, refilled after it
+	hold    time.Time // Correction.Hold's end
+	spent   time.Time // Correction.Spent's end
+	spentAt time.Time // when spent was set
+	counted bool      // false: full
+}
+
+// have returns the tokens of b at now for a caller at limit and burst.
+func (b memoryBucket) have(now time.Time, limit rate.Limit, burst int) float64 {
+	if !b.counted || limit == rate.Inf {
+		return float64(burst)
+	}
+	return min(float64(burst), b.tokens+max(now.Sub(b.at).Seconds(), 0)*float64(limit))
+}
+
+// Take implements [Store].
+func (s *MemoryStore) Take(_ context.Context, key string, n int, limit rate.Limit, burst int) (time.Duration, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now, b := time.Now(), s.buckets[key]
+	wait := max(b.hold.Sub(now), b.spent.Sub(now), 0)
+	have := b.have(now, limit, burst)
+	if short := float64(n) - have; short > 0 && limit > 0 && limit != rate.Inf {
+		wait = max(wait, time.Duration(math.Ceil(short/float64(limit)*float64(time.Second))))
+	}
+	if wait > 0 {
+		return wait, nil
+	}
+	if limit > 0 && limit != rate.Inf {
+		b.tokens, b.at, b.counted = have-float64(n), now, true
+		s.put(key, b)
+	}
+	return 0, nil
+}
+
+// Correct implements [Store].
+func (s *MemoryStore) Correct(_ context.Context, key string, c Correction) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now, b := time.Now(), s.buckets[key]
+	have := b.have(now, c.Limit, c.Burst)
+	if h := now.Add(c.Hold); c.Hold > 0 && h.After(b.hold) {
+		b.hold = h
+	}
+	// The spent hold: replaced by the answer to a request sent after it
+	// was set, else only lengthened.
+	end := now.Add(max(c.Spent, 0))
+	if c.SetTokens && c.Sent > 0 && now.Add(-c.Sent).After(b.spentAt) || c.Spent > 0 && end.After(b.spent) {
+		b.spent, b.spentAt = end, now
+	}
+	if c.Limit > 0 && c.Limit != rate.Inf && c.Burst >= 1 {
+		// Lowered, and refilled from the end of the holds.
+		if c.SetTokens {
+			have = min(have, c.Tokens)
+		}
+		b.tokens, b.at, b.counted = have, laterOf(now, laterOf(b.hold, b.spent)), true
+	}
+	s.put(key, b)
+	return nil
+}
+
+func (s *MemoryStore) put(key string, b memoryBucket) {
+	if s.buckets == nil {
+		s.buckets = map[string]memoryBucket{}
+	}
+	s.buckets[key] = b
 }

@@ -30,6 +30,10 @@ const (
 	FourProcesses
 	// NoLimit sends as fast as the goroutines can: the baseline.
 	NoLimit
+	// FourOnStore is four zero-config throttle.Transports sharing one
+	// [throttle.MemoryStore], as four processes on one redisstore would:
+	// they share the tokens and the holds. Not a column of the table.
+	FourOnStore
 )
 
 // Clients returns every client kind, in the order of the table.
@@ -47,6 +51,8 @@ func (c Client) String() string {
 		return "four clients"
 	case NoLimit:
 		return "no limit"
+	case FourOnStore:
+		return "four on a store"
 	}
 	return fmt.Sprintf("Client(%d)", int(c))
 }
@@ -64,6 +70,8 @@ func (c Client) Slug() string {
 		return "four"
 	case NoLimit:
 		return "nolimit"
+	case FourOnStore:
+		return "store"
 	}
 	return fmt.Sprintf("client%d", int(c))
 }
@@ -94,9 +102,10 @@ func newConns() *http.Transport {
 // between the limiting layer and the connections (the harness's cut-off).
 func (c Client) build(q Quota, wrap func(http.RoundTripper) http.RoundTripper) (*client, error) {
 	n := 1
-	if c == FourProcesses {
+	if c == FourProcesses || c == FourOnStore {
 		n = 4
 	}
+	store := &throttle.MemoryStore{}
 	cl := &client{}
 	for range n {
 		conns := newConns()
@@ -106,6 +115,9 @@ func (c Client) build(q Quota, wrap func(http.RoundTripper) http.RoundTripper) (
 		switch c {
 		case ZeroConfig, FourProcesses:
 			p.tt = &throttle.Transport{Base: base}
+			rt = p.tt
+		case FourOnStore:
+			p.tt = &throttle.Transport{Base: base, Config: throttle.Config{Store: store}}
 			rt = p.tt
 		case ToldQuota:
 			p.tt = &throttle.Transport{Base: base, Config: throttle.Config{Limit: q.Rate()}}

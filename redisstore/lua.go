@@ -2,10 +2,11 @@ package redisstore
 
 import "github.com/redis/go-redis/v9"
 
-// The scripts keep a bucket in one hash, KEYS[1], with three fields: tokens,
-// the count the bucket held at the instant at, and hold, the instant before
-// which nothing is admitted, both instants in microseconds of Redis time
-// (TIME). A caller whose interval between tokens is iv reads
+// The scripts keep a bucket in one hash, KEYS[1], with the fields tokens,
+// the count the bucket held at the instant at; hold, the instant before
+// which nothing is admitted after a refusal; and spent, the instant before
+// which nothing is admitted because the server said nothing is left, set at
+// spent_at: all instants in microseconds of Redis time (TIME). A caller whose interval between tokens is iv reads
 // tokens(now) = min(burst, tokens + (now-at)/iv): the count is refilled at
 // the caller's own rate from the last change, so a correction reads as the
 // same count to every process at the instant it is made, whatever rate each
@@ -29,15 +30,16 @@ import "github.com/redis/go-redis/v9"
 
 // readSrc starts both scripts: it reads the time, the bucket whose interval
 // between tokens is iv µs (0: no limit, always full) and capacity burst, and
-// the hold, into now, have (the tokens now) and hold. A bucket written by a
-// version of this package that kept only tat, the instant it is full again,
-// is read from that.
+// the holds, into now, have (the tokens now), hold, spent and spent_at. The
+// instant at may be ahead of now: a held bucket does not refill until its
+// holds end. A bucket written by a version of this package that kept only
+// tat, the instant it is full again, is read from that.
 const readSrc = `
 if redis.replicate_commands then redis.replicate_commands() end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local s = redis.call('HMGET', KEYS[1], 'tokens', 'at', 'hold', 'tat')
-local hold = tonumber(s[3]) or 0
+local s = redis.call('HMGET', KEYS[1], 'tokens', 'at', 'hold', 'tat', 'spent', 'spent_at')
+local hold, spent, spent_at = tonumber(s[3]) or 0, tonumber(s[5]) or 0, tonumber(s[6]) or 0
 local have = burst
 if iv > 0 and s[1] then
 	have = math.min(burst, tonumber(s[1]) + math.max(now - tonumber(s[2]), 0) / iv)
@@ -46,13 +48,20 @@ elseif iv > 0 and s[4] then
 end
 `
 
-// writeSrc stores the tokens left (have) at now and the hold, for a caller
-// with a limit (iv > 0), and expires the hash once it would be full again at
-// this caller's rate and the hold is over.
+// writeSrc stores the tokens left (have) and the holds, for a caller with a
+// limit (iv > 0). The tokens refill from the end of the holds: a bucket held
+// (a refusal's cooldown, or nothing left until a reset) that went on filling
+// would let its processes spend what it filled at once when the hold ends,
+// and on a sliding window that gives back little at a time, draw a 429 and
+// another hold (httprate's counter, four processes: a burst of four at each
+// window's turn, a 429, and 3 s held). The hash expires once the bucket would
+// be full again at this caller's rate.
 const writeSrc = `
-redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', have), 'at', string.format('%.17g', now), 'hold', string.format('%.17g', hold))
+local at = math.max(now, hold, spent)
+redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', have), 'at', string.format('%.17g', at),
+	'hold', string.format('%.17g', hold), 'spent', string.format('%.17g', spent), 'spent_at', string.format('%.17g', spent_at))
 redis.call('HDEL', KEYS[1], 'tat')
-local ttl = math.min(math.ceil(math.max((burst - have) * iv, hold - now, 0) / 1000), ` + maxTTLMillisLua + `)
+local ttl = math.min(math.ceil(math.max(at - now + (burst - have) * iv, 0) / 1000), ` + maxTTLMillisLua + `)
 redis.call('PEXPIRE', KEYS[1], string.format('%d', ttl + ` + expiryMarginMillisLua + `))
 `
 
@@ -66,7 +75,7 @@ var takeScript = redis.NewScript(takeSrc)
 const takeSrc = `
 local n, iv, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 ` + readSrc + `
-local wait = math.max(hold - now, 0)
+local wait = math.max(hold - now, spent - now, 0)
 if have < n then wait = math.max(wait, (n - have) * iv) end
 if wait > 0 then
 	return math.min(math.ceil(wait), ` + maxWaitMicrosLua + `)
@@ -79,25 +88,35 @@ return 0
 `
 
 // correctScript applies a correction to the bucket whose interval is ARGV[1]
-// µs and capacity ARGV[2] tokens. ARGV[3] 1 lowers the tokens to at most
-// ARGV[4]; 0 leaves them alone, and the interval and capacity unread.
-// ARGV[5], if positive, holds the bucket for that many µs from now, unless it
-// is already held longer. It returns 0.
+// µs (0: no limit, or none known) and capacity ARGV[2] tokens. ARGV[3] 1
+// lowers the tokens to at most ARGV[4]; 0 leaves them alone.
+// ARGV[5], if positive, holds the bucket for that many µs from now, unless
+// it is already held longer. ARGV[6] is the spent hold in µs from now and
+// ARGV[7] how many µs ago the answered request was sent (0: not known): sent
+// after the spent hold in place was set, with ARGV[3] 1, it replaces that
+// hold (0 ends it); otherwise it only lengthens it. It returns 0.
 var correctScript = redis.NewScript(correctSrc)
 
 const correctSrc = `
 local iv, burst, lower = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local tokens, hold_for = tonumber(ARGV[4]), tonumber(ARGV[5])
+local spent_for, sent_ago = tonumber(ARGV[6]), tonumber(ARGV[7])
 ` + readSrc + `
 if hold_for > 0 then hold = math.max(hold, now + hold_for) end
-if lower == 1 then
-	have = math.min(have, tokens)
+if lower == 1 and sent_ago > 0 and now - sent_ago > spent_at then
+	spent, spent_at = now + spent_for, now
+elseif spent_for > 0 and now + spent_for > spent then
+	spent, spent_at = now + spent_for, now
+end
+if iv > 0 then
+	if lower == 1 then have = math.min(have, tokens) end
 ` + writeSrc + `
 else
-	-- A hold alone: the tokens, and when they are full again at the
-	-- rate of whoever wrote them, stay as they are.
-	redis.call('HSET', KEYS[1], 'hold', string.format('%.17g', hold))
-	local ttl = math.min(math.ceil((hold - now) / 1000) + ` + expiryMarginMillisLua + `, ` + maxTTLMillisLua + `)
+	-- Holds alone, from a caller with no limit: the tokens, and when they
+	-- are full again at the rate of whoever wrote them, stay as they are.
+	redis.call('HSET', KEYS[1], 'hold', string.format('%.17g', hold),
+		'spent', string.format('%.17g', spent), 'spent_at', string.format('%.17g', spent_at))
+	local ttl = math.min(math.ceil(math.max(hold - now, spent - now) / 1000) + ` + expiryMarginMillisLua + `, ` + maxTTLMillisLua + `)
 	redis.call('PEXPIRE', KEYS[1], string.format('%d', math.max(ttl, redis.call('PTTL', KEYS[1]))))
 end
 return 0

@@ -187,20 +187,25 @@ func (s *Store) Take(ctx context.Context, key string, n int, limit rate.Limit, b
 }
 
 // Correct applies what a server said about the quota to the bucket key: it
-// lowers the tokens (c.SetTokens) and holds the bucket
-// (c.Hold), as documented on [throttle.Correction], in one atomic step. A
-// correction that says nothing returns nil at once. c.Limit and c.Burst
-// matter only with c.SetTokens: then c.Limit must be positive, and at
-// [rate.Inf] the tokens are left alone (a bucket without a limit is always
-// full), so only the hold applies.
+// lowers the tokens (c.SetTokens), holds the bucket (c.Hold), and sets,
+// lengthens or ends the spent hold (c.Spent, c.Sent), as documented on
+// [throttle.Correction], in one atomic step. A correction that says nothing
+// returns nil at once. c.Limit and c.Burst matter with c.SetTokens: then
+// c.Limit must be positive, and at [rate.Inf] the tokens are left alone (a
+// bucket without a limit is always full), so only the holds apply. A held
+// bucket does not refill until its holds end (the refill is reckoned at c.Limit
+// where it is valid).
 func (s *Store) Correct(ctx context.Context, key string, c throttle.Correction) error {
 	if s == nil || s.c == nil {
 		return errNoClient
 	}
-	if !c.SetTokens && c.Hold <= 0 {
+	if !c.SetTokens && c.Hold <= 0 && c.Spent <= 0 {
 		return nil
 	}
-	// lower 1 lowers the tokens, 0 leaves them alone.
+	// lower 1 lowers the tokens, 0 leaves them alone. A hold from a caller
+	// with a limit stops the refill until it ends; without a valid limit
+	// and burst (a hold alone may come with none), the tokens stay as they
+	// are.
 	lower, iv, tokens := 0, 0.0, 0.0
 	if c.SetTokens {
 		var err error
@@ -219,14 +224,12 @@ func (s *Store) Correct(ctx context.Context, key string, c throttle.Correction) 
 			// finite.
 			tokens = min(max(c.Tokens, -maxInterval), float64(c.Burst))
 		}
-	}
-	holdFor := 0.0
-	if c.Hold > 0 {
-		holdFor = math.Ceil(float64(c.Hold) / float64(time.Microsecond))
+	} else if i, err := interval(c.Limit); err == nil && c.Burst >= 1 {
+		iv = i
 	}
 	ctx, cancel := s.context(ctx)
 	defer cancel()
-	err := s.run(ctx, correctScript, key, iv, c.Burst, lower, tokens, holdFor).Err()
+	err := s.run(ctx, correctScript, key, iv, c.Burst, lower, tokens, ceilMicros(c.Hold), ceilMicros(c.Spent), ceilMicros(c.Sent)).Err()
 	if err != nil {
 		return wrap(ctx, "correct", key, err)
 	}
@@ -290,6 +293,12 @@ func wrap(ctx context.Context, op, key string, err error) error {
 		return fmt.Errorf("redisstore: %s %q: %w: %w", op, key, cerr, err)
 	}
 	return fmt.Errorf("redisstore: %s %q: %w", op, key, err)
+}
+
+// ceilMicros converts d to whole µs for a script, rounded up; 0 if d is not
+// positive.
+func ceilMicros(d time.Duration) float64 {
+	return math.Ceil(float64(max(d, 0)) / float64(time.Microsecond))
 }
 
 // micros converts a wait in µs from a script to a Duration.

@@ -330,7 +330,7 @@ func TestArgsCarryNoTime(t *testing.T) {
 	c.AddHook(argsHook{func(args []any) { mu.Lock(); sent = append(sent, args); mu.Unlock() }})
 	s := redisstore.New(c, redisstore.Options{})
 	take(t, s, "k", 2, 4, 8)
-	correct(t, s, "k", throttle.Correction{Limit: 4, Burst: 8, SetTokens: true, Tokens: 3, Hold: time.Second})
+	correct(t, s, "k", throttle.Correction{Limit: 4, Burst: 8, SetTokens: true, Tokens: 3, Hold: time.Second, Spent: 2 * time.Second, Sent: 5 * time.Millisecond})
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -343,7 +343,7 @@ func TestArgsCarryNoTime(t *testing.T) {
 	}
 	// Each script goes as EVALSHA, then as EVAL since a new server has
 	// not cached it.
-	take, correct := []any{"{throttle:k}", 2, 250000.0, 8}, []any{"{throttle:k}", 250000.0, 8, 1, 3.0, 1e6}
+	take, correct := []any{"{throttle:k}", 2, 250000.0, 8}, []any{"{throttle:k}", 250000.0, 8, 1, 3.0, 1e6, 2e6, 5000.0}
 	assert.Equal(t, [][]any{take, take, correct, correct}, scripts, "the scripts' keys and arguments")
 }
 
@@ -410,6 +410,62 @@ func TestHoldKeepsTokens(t *testing.T) {
 	time.Sleep(150 * time.Millisecond)
 	require.Zero(t, take(t, s, "k", 5, 1, 10), "the 5 tokens left before the hold")
 	requireWait(t, take(t, s, "k", 1, 1, 10), 500*time.Millisecond, time.Second)
+}
+
+// A spent hold (the server said nothing is left until its reset) holds
+// every caller, and is replaced by the answer to a request sent after it
+// was set, which may end it; an answer to a request sent before only
+// lengthens it. A refusal's hold is not replaced.
+func TestSpentHold(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	const limit, burst = 10, 10
+	lowered := func(spent, sent time.Duration) throttle.Correction {
+		return throttle.Correction{Limit: limit, Burst: burst, SetTokens: true, Tokens: 5, Spent: spent, Sent: sent}
+	}
+	correct(t, s, "k", lowered(5*time.Second, time.Millisecond))
+	requireWait(t, take(t, s, "k", 1, limit, burst), 4*time.Second, 5*time.Second)
+	// A request sent a minute ago (before the hold was set) cannot end it.
+	correct(t, s, "k", lowered(0, time.Minute))
+	requireWait(t, take(t, s, "k", 1, limit, burst), 4*time.Second, 5*time.Second)
+	// Nor shorten it; it may lengthen it.
+	correct(t, s, "k", lowered(time.Second, time.Minute))
+	requireWait(t, take(t, s, "k", 1, limit, burst), 4*time.Second, 5*time.Second)
+	correct(t, s, "k", lowered(7*time.Second, time.Minute))
+	requireWait(t, take(t, s, "k", 1, limit, burst), 6*time.Second, 7*time.Second)
+	// An answer to a request sent since says what is left: held a
+	// second less, then not at all.
+	time.Sleep(10 * time.Millisecond)
+	correct(t, s, "k", lowered(time.Second, 5*time.Millisecond))
+	requireWait(t, take(t, s, "k", 1, limit, burst), 0, time.Second)
+	time.Sleep(10 * time.Millisecond)
+	correct(t, s, "k", lowered(0, 5*time.Millisecond))
+	require.Zero(t, take(t, s, "k", 1, limit, burst), "the spent hold ended, 5 tokens left")
+
+	// A refusal's hold stays whatever comes after.
+	correct(t, s, "r", throttle.Correction{Hold: 3 * time.Second})
+	time.Sleep(10 * time.Millisecond)
+	correct(t, s, "r", lowered(0, 5*time.Millisecond))
+	requireWait(t, take(t, s, "r", 1, limit, burst), 2*time.Second, 3*time.Second)
+}
+
+// A held bucket does not refill until its hold ends, whichever hold it is:
+// what it filled meanwhile would go at once when the hold ends.
+func TestHeldDoesNotRefill(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	const limit, burst = 10, 10
+	for key, c := range map[string]throttle.Correction{
+		"hold":  {Limit: limit, Burst: burst, Hold: 500 * time.Millisecond},
+		"spent": {Limit: limit, Burst: burst, SetTokens: true, Tokens: 0, Spent: 500 * time.Millisecond, Sent: time.Millisecond},
+	} {
+		require.Zero(t, take(t, s, key, burst, limit, burst))
+		correct(t, s, key, c)
+		time.Sleep(550 * time.Millisecond)
+		// Half a second of refill, had it gone on, would be 5 tokens;
+		// from the hold's end, under one.
+		requireWait(t, take(t, s, key, 3, limit, burst), 0, 300*time.Millisecond)
+	}
 }
 
 // A killed server fails calls promptly, and a restarted one serves them

@@ -4,7 +4,7 @@
 // tokens just after. It is for finding out why a cell of the table is what
 // it is.
 //
-//	go run ./realworld/cmd/trace -server httprate [-client zero|told|four] [-d 6s] [-g 16] [-timeout 2s]
+//	go run ./realworld/cmd/trace -server httprate [-client zero|told|four|store] [-d 6s] [-g 16] [-timeout 2s]
 package main
 
 import (
@@ -25,7 +25,7 @@ import (
 
 func main() {
 	name := flag.String("server", "httprate", "the server, by its table name")
-	kind := flag.String("client", "zero", "zero (zero config), told (told the quota) or four (four Transports)")
+	kind := flag.String("client", "zero", "zero (zero config), told (told the quota), four (four Transports) or store (four Transports on one throttle.MemoryStore)")
 	d := flag.Duration("d", 6*time.Second, "how long to send")
 	g := flag.Int("g", 16, "goroutines")
 	timeout := flag.Duration("timeout", 2*time.Second, "each request's deadline, as the table's runs have it (0: none)")
@@ -58,16 +58,20 @@ func run(name, kind string, d time.Duration, g int, timeout, latency time.Durati
 	var mu sync.Mutex
 	var lines []string
 	n := 1
-	if kind == "four" {
+	if kind == "four" || kind == "store" {
 		n = 4
 	}
+	store := &throttle.MemoryStore{}
 	var trs []*throttle.Transport
 	for i := range n {
 		conns := &http.Transport{MaxIdleConnsPerHost: 64}
 		far := realworld.Distant(conns, latency)
 		tr := &throttle.Transport{}
-		if kind == "told" {
+		switch kind {
+		case "told":
 			tr.Config.Limit = srvs[0].Quota.Rate()
+		case "store":
+			tr.Config.Store = store
 		}
 		tr.Base = roundTrip(func(req *http.Request) (*http.Response, error) {
 			sent := time.Since(start)
