@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"math"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -66,4 +67,30 @@ func TestMemoryStore(t *testing.T) {
 		time.Sleep(time.Second)
 		assert.Equal(t, 100*time.Millisecond, take(1, 10))
 	})
+}
+
+// Bad input is refused with an error, and changes nothing.
+func TestMemoryStoreInvalid(t *testing.T) {
+	var s MemoryStore
+	ctx := t.Context()
+	for _, tt := range []struct {
+		n     int
+		limit rate.Limit
+		burst int
+	}{{0, 1, 1}, {1, 0, 1}, {1, -1, 1}, {1, rate.Limit(math.NaN()), 1}, {2, 1, 1}} {
+		_, err := s.Take(ctx, "k", tt.n, tt.limit, tt.burst)
+		assert.Error(t, err, "Take(%d, %v, %d)", tt.n, tt.limit, tt.burst)
+	}
+	_, err := s.Take(ctx, "k", 2, 1, 1)
+	assert.ErrorIs(t, err, ErrExceedsBurst)
+	for _, c := range []Correction{
+		{SetTokens: true, Limit: 0, Burst: 1},
+		{SetTokens: true, Limit: 1, Burst: 0},
+		{SetTokens: true, Limit: 1, Burst: 1, Tokens: math.NaN()},
+	} {
+		assert.Error(t, s.Correct(ctx, "k", c), "Correct(%+v)", c)
+	}
+	d, err := s.Take(ctx, "k", 1, 1, 1)
+	require.NoError(t, err)
+	assert.Zero(t, d, "nothing changed: still full")
 }

@@ -2,6 +2,7 @@ package throttle
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -99,28 +100,51 @@ func (b memoryBucket) have(now time.Time, limit rate.Limit, burst int) float64 {
 	return min(float64(burst), b.tokens+max(now.Sub(b.at).Seconds(), 0)*float64(limit))
 }
 
-// Take implements [Store].
+// Take implements [Store]. It returns an error, taking nothing, when n < 1,
+// when limit is not positive, or when n exceeds burst at a finite limit
+// (that error matches [ErrExceedsBurst]): no wait would ever satisfy them.
 func (s *MemoryStore) Take(_ context.Context, key string, n int, limit rate.Limit, burst int) (time.Duration, error) {
+	switch {
+	case n < 1:
+		return 0, fmt.Errorf("throttle: MemoryStore: take %d tokens from %q: n must be at least 1", n, key)
+	case !(limit > 0):
+		return 0, fmt.Errorf("throttle: MemoryStore: take from %q at limit %v: must be positive", key, float64(limit))
+	case limit != rate.Inf && n > burst:
+		return 0, fmt.Errorf("throttle: MemoryStore: take %d tokens from %q with burst %d: %w", n, key, burst, ErrExceedsBurst)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now, b := time.Now(), s.buckets[key]
 	wait := max(b.hold.Sub(now), b.spent.Sub(now), 0)
 	have := b.have(now, limit, burst)
-	if short := float64(n) - have; short > 0 && limit > 0 && limit != rate.Inf {
+	if short := float64(n) - have; short > 0 && limit != rate.Inf {
 		wait = max(wait, time.Duration(math.Ceil(short/float64(limit)*float64(time.Second))))
 	}
 	if wait > 0 {
 		return wait, nil
 	}
-	if limit > 0 && limit != rate.Inf {
+	if limit != rate.Inf {
 		b.tokens, b.at, b.counted = have-float64(n), now, true
 		s.put(key, b)
 	}
 	return 0, nil
 }
 
-// Correct implements [Store].
+// Correct implements [Store]. With c.SetTokens it returns an error,
+// changing nothing, when c.Limit is not positive, c.Burst is under 1 at a
+// finite limit, or c.Tokens is NaN. Without, c.Limit and c.Burst only say
+// how fast a held bucket would have refilled, and are ignored if not valid.
 func (s *MemoryStore) Correct(_ context.Context, key string, c Correction) error {
+	if c.SetTokens {
+		switch {
+		case !(c.Limit > 0):
+			return fmt.Errorf("throttle: MemoryStore: correct %q at limit %v: must be positive", key, float64(c.Limit))
+		case c.Limit != rate.Inf && c.Burst < 1:
+			return fmt.Errorf("throttle: MemoryStore: correct %q: burst %d: must be at least 1", key, c.Burst)
+		case math.IsNaN(c.Tokens):
+			return fmt.Errorf("throttle: MemoryStore: correct %q: tokens NaN", key)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now, b := time.Now(), s.buckets[key]
