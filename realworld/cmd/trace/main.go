@@ -4,7 +4,7 @@
 // tokens just after. It is for finding out why a cell of the table is what
 // it is.
 //
-//	go run ./realworld/cmd/trace -server httprate [-client zero|told|four|store] [-d 6s] [-g 16] [-timeout 2s]
+//	go run ./realworld/cmd/trace -server httprate [-client zero|told|four|store] [-redis ADDR] [-d 6s] [-g 16] [-timeout 2s]
 package main
 
 import (
@@ -19,8 +19,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/go-throttle/throttle"
 	"github.com/go-throttle/throttle/realworld"
+	"github.com/go-throttle/throttle/redisstore"
 )
 
 func main() {
@@ -32,18 +35,27 @@ func main() {
 	limit := flag.Int("limit", 30, "the servers' quota: requests per -window (nginx and echo keep theirs)")
 	window := flag.Duration("window", 3*time.Second, "the period of -limit, whole seconds")
 	latency := flag.Duration("latency", 0, "a network's round trip added to each request, ±50% each way (realworld.Distant)")
+	redisAddr := flag.String("redis", "", "with -client store: a running redis-server's address; the four share a redisstore there, not a MemoryStore")
 	flag.Parse()
 	if err := realworld.SetQuota(*limit, *window); err != nil {
 		fmt.Fprintln(os.Stderr, "trace:", err)
 		os.Exit(2)
 	}
-	if err := run(*name, *kind, *d, *g, *timeout, *latency); err != nil {
+	var store throttle.Store = &throttle.MemoryStore{}
+	if *redisAddr != "" {
+		rdb := redis.NewClient(&redis.Options{Addr: *redisAddr, ContextTimeoutEnabled: true})
+		defer rdb.Close()
+		// A prefix of its own: buckets of an earlier run, still held, are
+		// not this run's.
+		store = redisstore.New(rdb, redisstore.Options{Prefix: fmt.Sprintf("trace-%d", time.Now().UnixNano())})
+	}
+	if err := run(*name, *kind, store, *d, *g, *timeout, *latency); err != nil {
 		fmt.Fprintln(os.Stderr, "trace:", err)
 		os.Exit(1)
 	}
 }
 
-func run(name, kind string, d time.Duration, g int, timeout, latency time.Duration) error {
+func run(name, kind string, store throttle.Store, d time.Duration, g int, timeout, latency time.Duration) error {
 	srvs, err := realworld.ServersNamed(name)
 	if err != nil {
 		return err
@@ -61,7 +73,6 @@ func run(name, kind string, d time.Duration, g int, timeout, latency time.Durati
 	if kind == "four" || kind == "store" {
 		n = 4
 	}
-	store := &throttle.MemoryStore{}
 	var trs []*throttle.Transport
 	for i := range n {
 		conns := &http.Transport{MaxIdleConnsPerHost: 64}
