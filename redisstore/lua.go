@@ -2,17 +2,17 @@ package redisstore
 
 import "github.com/redis/go-redis/v9"
 
-// The scripts keep a bucket in one hash, KEYS[1], with the fields tokens,
-// the count the bucket held at the instant at; hold, the instant before
-// which nothing is admitted after a refusal; and spent, the instant before
-// which nothing is admitted because the server said nothing is left, set at
-// spent_at: all instants in microseconds of Redis time (TIME). A caller whose interval between tokens is iv reads
-// tokens(now) = min(burst, tokens + (now-at)/iv): the count is refilled at
-// the caller's own rate from the last change, so a correction reads as the
-// same count to every process at the instant it is made, whatever rate each
-// process paces at. (A single instant, GCRA's "full again at", would read as
-// burst - (tat-now)/iv: a different count at each rate.) A missing hash or
-// field is a full, free bucket.
+// The scripts keep a bucket in one hash, KEYS[1], with the fields tokens, the
+// count the bucket held at the instant at; hold, the instant before which
+// nothing is admitted after a refusal; and spent, the instant before which
+// nothing is admitted because the server said nothing is left, set at spent_at:
+// all instants in microseconds of Redis time (TIME). A caller whose interval
+// between tokens is iv reads tokens(now) = min(burst, tokens + max(now-at, 0)/iv):
+// the count is refilled at the caller's own rate from the last change, so a
+// correction reads as the same count to every process at the instant it is
+// made, whatever rate each process paces at. (A single instant, GCRA's "full
+// again at", would read as burst - (tat-now)/iv: a different count at each
+// rate.) A missing hash or field is a full, free bucket.
 //
 // Numbers are Lua doubles. Microseconds since 1970 (about 1.8e15) are exact
 // integers in a double, and a difference of two such instants is computed

@@ -3,8 +3,8 @@
 // quota.
 //
 // A [Store] implements [throttle.Store]. It keeps no state of its own: each
-// bucket is one Redis hash holding a token count and two instants in Redis's
-// own clock, and every change is one Lua script run atomically on the server.
+// bucket is one Redis hash holding a token count and instants in Redis's own
+// clock, and every change is one Lua script run atomically on the server.
 // The limit and burst come from the calling process on each call, so replicas
 // that agree on them need no other coordination, and their clocks need not
 // agree.
@@ -20,12 +20,14 @@
 //
 // The bucket named key lives in the hash "{Prefix:key}" (see [Store.Key]).
 // The braces are a Redis Cluster hash tag: the whole bucket is in one slot,
-// so the store works unchanged on a cluster client. The hash has three
-// fields: tokens, the count at the instant at, and hold, the instants in
-// microseconds since 1970 of Redis time. Each caller reads the count as
-// refilled at its own limit since at, so a correction reads as the same count
-// to every process at once, whatever rate each paces at. The hash expires once
-// the bucket would be full again and any hold is over (plus a second), so idle
+// so the store works unchanged on a cluster client. The hash has the fields
+// tokens, the count at the instant at; hold, the end of a refusal's hold; and
+// spent and spent_at, the end of a spent hold (nothing left until a reset)
+// and when it was set: instants in microseconds since 1970 of Redis time.
+// Each caller reads the count as refilled at its own limit since at, so a
+// correction reads as the same count to every process at once, whatever rate
+// each paces at; a held bucket does not refill. The hash expires once the
+// bucket would be full again and the holds are over (plus a second), so idle
 // buckets vanish; a missing bucket is full. A hash of an earlier version of
 // this package, which kept only the instant the bucket is full again (tat),
 // is read from that and rewritten in the new form.

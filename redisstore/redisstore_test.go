@@ -396,8 +396,8 @@ func TestStorageFromTat(t *testing.T) {
 	require.Contains(t, f, "tokens")
 }
 
-// A hold alone leaves the tokens as they are and the bucket's expiry no
-// earlier than the tokens need.
+// A hold alone from a caller with no limit leaves the tokens as they are,
+// and the bucket's expiry no earlier than the tokens need.
 func TestHoldKeepsTokens(t *testing.T) {
 	t.Parallel()
 	s, c := newStore(t)
