@@ -42,20 +42,32 @@ func TestMemoryStore(t *testing.T) {
 		assert.Zero(t, take(2, 4))
 		assert.Equal(t, 250*time.Millisecond, take(1, 4))
 
-		// A spent hold holds, and does not refill meanwhile.
+		// A spent hold holds, and does not refill meanwhile: the first
+		// token comes a tenth of a second after it.
 		time.Sleep(3 * time.Second)
 		correct(Correction{SetTokens: true, Tokens: 0, Spent: 2 * time.Second, Sent: time.Millisecond})
-		assert.Equal(t, 2*time.Second, take(1, 10))
+		assert.Equal(t, 2100*time.Millisecond, take(1, 10))
 		// An answer to a request sent before it only lengthens it...
 		correct(Correction{SetTokens: true, Tokens: 5, Sent: time.Minute})
-		assert.Equal(t, 2*time.Second, take(1, 10))
+		assert.Equal(t, 2100*time.Millisecond, take(1, 10))
 		correct(Correction{SetTokens: true, Tokens: 5, Spent: 3 * time.Second, Sent: time.Minute})
-		assert.Equal(t, 3*time.Second, take(1, 10))
+		assert.Equal(t, 3100*time.Millisecond, take(1, 10))
 		// ...and one to a request sent since replaces it: ended, the
 		// tokens refill from now.
 		time.Sleep(time.Second)
 		correct(Correction{SetTokens: true, Tokens: 5, Sent: time.Millisecond})
 		assert.Equal(t, 100*time.Millisecond, take(1, 10), "0 tokens, none refilled while held")
+
+		// At rate.Inf an answer leaves the tokens alone, but still
+		// replaces the spent hold; a hold alone replaces nothing.
+		time.Sleep(time.Second)
+		correct(Correction{SetTokens: true, Tokens: 0, Spent: 2 * time.Second, Sent: time.Millisecond})
+		time.Sleep(10 * time.Millisecond)
+		correct(Correction{Hold: time.Millisecond, Sent: time.Millisecond})
+		assert.Equal(t, 2090*time.Millisecond, take(1, 10))
+		time.Sleep(10 * time.Millisecond)
+		correct(Correction{Limit: rate.Inf, SetTokens: true, Tokens: 5, Sent: time.Millisecond})
+		assert.Equal(t, 100*time.Millisecond, take(1, 10), "ended, the refill no longer put off")
 
 		// A refusal's hold is not replaced, and the bucket does not refill
 		// while it lasts.
@@ -63,7 +75,7 @@ func TestMemoryStore(t *testing.T) {
 		assert.Zero(t, take(10, 10))
 		correct(Correction{Hold: time.Second})
 		correct(Correction{SetTokens: true, Tokens: 10, Sent: time.Millisecond})
-		assert.Equal(t, time.Second, take(1, 10))
+		assert.Equal(t, 1100*time.Millisecond, take(1, 10), "the hold, then a token's refill")
 		time.Sleep(time.Second)
 		assert.Equal(t, 100*time.Millisecond, take(1, 10))
 	})

@@ -29,7 +29,7 @@ type Store interface {
 	// per second up to burst tokens (a new bucket is full), if they are there
 	// and the bucket is not held. It returns 0 when it took them. Otherwise it
 	// takes nothing and returns how long until n tokens could be there and the
-	// hold be over.
+	// holds (Correction.Hold, Correction.Spent) be over.
 	Take(ctx context.Context, key string, n int, limit rate.Limit, burst int) (wait time.Duration, err error)
 
 	// Correct applies what a server said about the quota to the bucket key.
@@ -118,7 +118,9 @@ func (s *MemoryStore) Take(_ context.Context, key string, n int, limit rate.Limi
 	wait := max(b.hold.Sub(now), b.spent.Sub(now), 0)
 	have := b.have(now, limit, burst)
 	if short := float64(n) - have; short > 0 && limit != rate.Inf {
-		wait = max(wait, time.Duration(math.Ceil(short/float64(limit)*float64(time.Second))))
+		// The refill starts at b.at, the holds' end, if that is to come.
+		refill := time.Duration(math.Ceil(short / float64(limit) * float64(time.Second)))
+		wait = max(wait, max(b.at.Sub(now), 0)+refill)
 	}
 	if wait > 0 {
 		return wait, nil
@@ -158,12 +160,18 @@ func (s *MemoryStore) Correct(_ context.Context, key string, c Correction) error
 	if c.SetTokens && c.Sent > 0 && now.Add(-c.Sent).After(b.spentAt) || c.Spent > 0 && end.After(b.spent) {
 		b.spent, b.spentAt = end, now
 	}
-	if c.Limit > 0 && c.Limit != rate.Inf && c.Burst >= 1 {
+	held := laterOf(now, laterOf(b.hold, b.spent))
+	switch {
+	case c.Limit > 0 && c.Limit != rate.Inf && c.Burst >= 1:
 		// Lowered, and refilled from the end of the holds.
 		if c.SetTokens {
 			have = min(have, c.Tokens)
 		}
-		b.tokens, b.at, b.counted = have, laterOf(now, laterOf(b.hold, b.spent)), true
+		b.tokens, b.at, b.counted = have, held, true
+	case b.at.After(held):
+		// No rate to count by: the tokens stay, but a spent hold ended
+		// early frees the refill it had put off.
+		b.at = held
 	}
 	s.put(key, b)
 	return nil

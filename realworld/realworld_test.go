@@ -285,7 +285,7 @@ func TestRealWorldSharedFirstWindowAtItsLength(t *testing.T) {
 // the quota of servers that give back before the reset they state, as one
 // client does. A Remaining 0 until a reset was shared as a hold that never
 // shortened, a probe went from each process at a hold's end, and the store
-// refilled while held: httprate's counter served 66–78 of 120 in 12 s
+// refilled while held: httprate's counter served 75–78 of 120 in 12 s
 // traces, a 429 and 3 s held at most windows' turns, NestJS's log 89;
 // 116–117 and 110 since. Three servers at once, four times the runs'
 // duration (12 s by default).

@@ -30,9 +30,9 @@ import "github.com/redis/go-redis/v9"
 
 // readSrc starts both scripts: it reads the time, the bucket whose interval
 // between tokens is iv µs (0: no limit, always full) and capacity burst, and
-// the holds, into now, have (the tokens now), hold, spent and spent_at. The
-// instant at may be ahead of now: a held bucket does not refill until its
-// holds end. A bucket written by a version of this package that kept only
+// the holds, into now, have (the tokens now), from (when they refill from),
+// hold, spent and spent_at. The instant at may be ahead of now: a held
+// bucket does not refill until its holds end. A bucket written by a version of this package that kept only
 // tat, the instant it is full again, is read from that.
 const readSrc = `
 if redis.replicate_commands then redis.replicate_commands() end
@@ -40,8 +40,9 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local s = redis.call('HMGET', KEYS[1], 'tokens', 'at', 'hold', 'tat', 'spent', 'spent_at')
 local hold, spent, spent_at = tonumber(s[3]) or 0, tonumber(s[5]) or 0, tonumber(s[6]) or 0
-local have = burst
+local have, from = burst, now
 if iv > 0 and s[1] then
+	from = math.max(now, tonumber(s[2]))
 	have = math.min(burst, tonumber(s[1]) + math.max(now - tonumber(s[2]), 0) / iv)
 elseif iv > 0 and s[4] then
 	have = math.min(burst, burst - (tonumber(s[4]) - now) / iv)
@@ -76,7 +77,7 @@ const takeSrc = `
 local n, iv, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 ` + readSrc + `
 local wait = math.max(hold - now, spent - now, 0)
-if have < n then wait = math.max(wait, (n - have) * iv) end
+if have < n then wait = math.max(wait, from - now + (n - have) * iv) end
 if wait > 0 then
 	return math.min(math.ceil(wait), ` + maxWaitMicrosLua + `)
 end
@@ -92,9 +93,10 @@ return 0
 // lowers the tokens to at most ARGV[4]; 0 leaves them alone.
 // ARGV[5], if positive, holds the bucket for that many µs from now, unless
 // it is already held longer. ARGV[6] is the spent hold in µs from now and
-// ARGV[7] how many µs ago the answered request was sent (0: not known): sent
-// after the spent hold in place was set, with ARGV[3] 1, it replaces that
-// hold (0 ends it); otherwise it only lengthens it. It returns 0.
+// ARGV[7] how many µs ago the answered request was sent (0: not known, or
+// the correction sets no tokens): sent after the spent hold in place was
+// set, it replaces that hold (0 ends it); otherwise it only lengthens it. It
+// returns 0.
 var correctScript = redis.NewScript(correctSrc)
 
 const correctSrc = `
@@ -103,7 +105,7 @@ local tokens, hold_for = tonumber(ARGV[4]), tonumber(ARGV[5])
 local spent_for, sent_ago = tonumber(ARGV[6]), tonumber(ARGV[7])
 ` + readSrc + `
 if hold_for > 0 then hold = math.max(hold, now + hold_for) end
-if lower == 1 and sent_ago > 0 and now - sent_ago > spent_at then
+if sent_ago > 0 and now - sent_ago > spent_at then
 	spent, spent_at = now + spent_for, now
 elseif spent_for > 0 and now + spent_for > spent then
 	spent, spent_at = now + spent_for, now
@@ -112,10 +114,15 @@ if iv > 0 then
 	if lower == 1 then have = math.min(have, tokens) end
 ` + writeSrc + `
 else
-	-- Holds alone, from a caller with no limit: the tokens, and when they
-	-- are full again at the rate of whoever wrote them, stay as they are.
+	-- From a caller with no limit: the tokens stay as they are, and refill
+	-- at each caller's rate, but no later than the holds' end: a spent hold
+	-- ended early frees the refill it had put off.
 	redis.call('HSET', KEYS[1], 'hold', string.format('%.17g', hold),
 		'spent', string.format('%.17g', spent), 'spent_at', string.format('%.17g', spent_at))
+	local held = math.max(now, hold, spent)
+	if s[2] and tonumber(s[2]) > held then
+		redis.call('HSET', KEYS[1], 'at', string.format('%.17g', held))
+	end
 	local ttl = math.min(math.ceil(math.max(hold - now, spent - now) / 1000) + ` + expiryMarginMillisLua + `, ` + maxTTLMillisLua + `)
 	redis.call('PEXPIRE', KEYS[1], string.format('%d', math.max(ttl, redis.call('PTTL', KEYS[1]))))
 end

@@ -229,9 +229,15 @@ func (s *Store) Correct(ctx context.Context, key string, c throttle.Correction) 
 	} else if i, err := interval(c.Limit); err == nil && c.Burst >= 1 {
 		iv = i
 	}
+	// Only a correction that says what is left may replace a spent hold,
+	// whatever the limit (at rate.Inf it leaves the tokens alone).
+	sent := 0.0
+	if c.SetTokens {
+		sent = ceilMicros(c.Sent)
+	}
 	ctx, cancel := s.context(ctx)
 	defer cancel()
-	err := s.run(ctx, correctScript, key, iv, c.Burst, lower, tokens, ceilMicros(c.Hold), ceilMicros(c.Spent), ceilMicros(c.Sent)).Err()
+	err := s.run(ctx, correctScript, key, iv, c.Burst, lower, tokens, ceilMicros(c.Hold), ceilMicros(c.Spent), sent).Err()
 	if err != nil {
 		return wrap(ctx, "correct", key, err)
 	}

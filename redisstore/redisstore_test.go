@@ -256,17 +256,20 @@ func TestHold(t *testing.T) {
 	t.Run("covers the token wait", func(t *testing.T) {
 		const limit = 0.25 // a token every 4s
 		require.Zero(t, take(t, s, "empty", 1, limit, burst))
-		// A hold shorter than the token wait: the token wait counts, not the sum.
+		// A held bucket does not refill: the token wait starts at the
+		// hold's end.
 		correct(t, s, "empty", throttle.Correction{Limit: limit, Burst: burst, Hold: time.Second})
-		requireWait(t, take(t, s, "empty", 1, limit, burst), 3*time.Second, 4*time.Second)
-		// A longer one: the hold counts.
+		requireWait(t, take(t, s, "empty", 1, limit, burst), 4*time.Second, 5*time.Second)
+		// A longer hold with no limit named, which puts off no refill: the
+		// hold counts.
 		correct(t, s, "empty", throttle.Correction{Hold: 8 * time.Second})
 		requireWait(t, take(t, s, "empty", 1, limit, burst), 7*time.Second, 8*time.Second)
 	})
 	t.Run("with tokens", func(t *testing.T) {
-		// Lowered to 0 tokens (1s from one) and held for 300ms, in one call.
+		// Lowered to 0 tokens (1s from one) and held for 300ms, in one
+		// call: the token comes a second after the hold.
 		correct(t, s, "both", throttle.Correction{Limit: limit, Burst: 5, SetTokens: true, Tokens: 0, Hold: 300 * time.Millisecond})
-		requireWait(t, take(t, s, "both", 1, limit, 5), 500*time.Millisecond, time.Second)
+		requireWait(t, take(t, s, "both", 1, limit, 5), time.Second, 1300*time.Millisecond)
 	})
 }
 
@@ -441,6 +444,20 @@ func TestSpentHold(t *testing.T) {
 	time.Sleep(10 * time.Millisecond)
 	correct(t, s, "k", lowered(0, 5*time.Millisecond))
 	require.Zero(t, take(t, s, "k", 1, limit, burst), "the spent hold ended, 5 tokens left")
+
+	// At rate.Inf a correction leaves the tokens alone, but its answer
+	// still replaces the spent hold.
+	correct(t, s, "inf", throttle.Correction{Limit: limit, Burst: burst, SetTokens: true, Tokens: 0, Spent: 5 * time.Second, Sent: time.Millisecond})
+	time.Sleep(10 * time.Millisecond)
+	correct(t, s, "inf", throttle.Correction{Limit: rate.Inf, Burst: burst, SetTokens: true, Tokens: 5, Sent: 5 * time.Millisecond})
+	// Its tokens, lowered to 0, were not to refill before the hold's end;
+	// ended, they refill from now: one in a tenth of a second.
+	requireWait(t, take(t, s, "inf", 1, limit, burst), 0, 100*time.Millisecond)
+	// And a hold alone, with Sent, replaces nothing: it says nothing left.
+	correct(t, s, "h", lowered(5*time.Second, time.Millisecond))
+	time.Sleep(10 * time.Millisecond)
+	correct(t, s, "h", throttle.Correction{Hold: time.Millisecond, Sent: 5 * time.Millisecond})
+	requireWait(t, take(t, s, "h", 1, limit, burst), 4*time.Second, 5*time.Second)
 
 	// A refusal's hold stays whatever comes after.
 	correct(t, s, "r", throttle.Correction{Hold: 3 * time.Second})
